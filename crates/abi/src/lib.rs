@@ -1,0 +1,1 @@
+//! The C ABI surface (MPI 5.0 standard ABI).

@@ -1,0 +1,1 @@
+//! The PMI-1 ("simple PMI") wire protocol.

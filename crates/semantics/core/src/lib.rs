@@ -1,0 +1,1 @@
+//! MPI semantics: the runtime of one MPI process.

@@ -1,0 +1,1 @@
+//! The IMPI (Interoperable MPI) wire protocol as a sans-IO library.
