@@ -1,0 +1,174 @@
+//! Command line of `crossmpi-tapdelay`, parsed with errors that name the argument and
+//! the value.
+
+use crate::queue::LinkConfig;
+
+pub const USAGE: &str = "usage: crossmpi-tapdelay NETNS_A:TAP_A NETNS_B:TAP_B --delay-us N \
+[--loss PERCENT] [--seed N] [--rate-mbit N] [--max-backlog-us N] [--vnet]";
+
+/// Everything one delay-line process needs.
+#[derive(Debug, PartialEq)]
+pub struct Options {
+    pub a: (String, String),
+    pub b: (String, String),
+    pub vnet: bool,
+    pub seed: u64,
+    pub link: LinkConfig,
+}
+
+/// Memory per direction, in MiB: 256 MiB holds 4096 full 64 KiB vnet segments, more
+/// than a 10 Gbit/s link keeps in flight with 200 ms of delay... at 1 Gbit/s, the
+/// rate the lab emulates faithfully, it covers 2 s.
+const DEFAULT_QUEUE_MB: usize = 256;
+/// A 20 ms router buffer, the common rule of thumb for WAN routers.
+const DEFAULT_MAX_BACKLOG_US: u64 = 20_000;
+
+fn endpoint(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once(':') {
+        Some((ns, tap)) if !ns.is_empty() && !tap.is_empty() && tap.len() <= 15 => {
+            Ok((ns.to_string(), tap.to_string()))
+        }
+        _ => Err(format!(
+            "crossmpi-tapdelay: endpoint {arg:?} is not NETNS:TAP (TAP at most 15 bytes)"
+        )),
+    }
+}
+
+fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String> {
+    let value = value.ok_or_else(|| format!("crossmpi-tapdelay: {flag} needs a value"))?;
+    value
+        .parse()
+        .map_err(|_| format!("crossmpi-tapdelay: {flag} value {value:?} is not a valid number"))
+}
+
+/// Frame buffer size: a full 64 KiB GSO segment plus its vnet header, or a jumbo
+/// frame when offloads are off.
+pub fn frame_buffer_len(vnet: bool) -> usize {
+    if vnet {
+        65_536 + crate::tap::VNET_HDR_LEN
+    } else {
+        9_216
+    }
+}
+
+/// `queue_mb` is `CROSSMPI_TAPDELAY_QUEUE_MB` (None: the default).
+pub fn parse(args: &[String], queue_mb: Option<&str>) -> Result<Options, String> {
+    let mut positional = Vec::new();
+    let (mut delay_us, mut loss_pct, mut seed) = (None, 0.0f64, 1u64);
+    let (mut rate_mbit, mut backlog_us, mut vnet) = (None::<f64>, DEFAULT_MAX_BACKLOG_US, false);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--delay-us" => delay_us = Some(number::<u64>(arg, it.next())?),
+            "--loss" => loss_pct = number(arg, it.next())?,
+            "--seed" => seed = number(arg, it.next())?,
+            "--rate-mbit" => rate_mbit = Some(number(arg, it.next())?),
+            "--max-backlog-us" => backlog_us = number(arg, it.next())?,
+            "--vnet" => vnet = true,
+            s if s.starts_with("--") => {
+                return Err(format!("crossmpi-tapdelay: unknown option {s:?}\n{USAGE}"))
+            }
+            _ => positional.push(arg.clone()),
+        }
+    }
+    let [a, b] = positional.as_slice() else {
+        return Err(format!(
+            "crossmpi-tapdelay: expected two endpoints, got {positional:?}\n{USAGE}"
+        ));
+    };
+    let delay_us =
+        delay_us.ok_or_else(|| format!("crossmpi-tapdelay: --delay-us is required\n{USAGE}"))?;
+    if !(0.0..=100.0).contains(&loss_pct) {
+        return Err(format!(
+            "crossmpi-tapdelay: --loss value {loss_pct} is not a percentage in [0, 100]"
+        ));
+    }
+    let rate_bps = match rate_mbit {
+        Some(r) if !(r > 0.0 && r <= 1e6) => {
+            return Err(format!(
+                "crossmpi-tapdelay: --rate-mbit value {r} is not in (0, 1000000]"
+            ))
+        }
+        Some(r) => Some((r * 1e6) as u64),
+        None => None,
+    };
+    let queue_mb = match queue_mb {
+        None => DEFAULT_QUEUE_MB,
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=65_536).contains(&n) => n,
+            _ => {
+                return Err(format!(
+                    "crossmpi-tapdelay: CROSSMPI_TAPDELAY_QUEUE_MB value {v:?} is not in 1..65536"
+                ))
+            }
+        },
+    };
+    Ok(Options {
+        a: endpoint(a)?,
+        b: endpoint(b)?,
+        vnet,
+        seed,
+        link: LinkConfig {
+            delay_ns: delay_us * 1_000,
+            loss: loss_pct / 100.0,
+            rate_bps,
+            max_backlog_ns: backlog_us * 1_000,
+            header_bytes: if vnet { crate::tap::VNET_HDR_LEN } else { 0 },
+            max_frames: (queue_mb << 20) / frame_buffer_len(vnet),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn full_command_line_is_understood() {
+        let o = parse(
+            &argv("l1-a:t0 l1-b:t1 --delay-us 2500 --loss 1.5 --seed 9 --rate-mbit 200 --vnet"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(o.a, ("l1-a".into(), "t0".into()));
+        assert_eq!(o.b, ("l1-b".into(), "t1".into()));
+        assert!(o.vnet);
+        assert_eq!(o.seed, 9);
+        assert_eq!(o.link.delay_ns, 2_500_000);
+        assert!((o.link.loss - 0.015).abs() < 1e-12);
+        assert_eq!(o.link.rate_bps, Some(200_000_000));
+        assert_eq!(o.link.header_bytes, 10);
+        assert_eq!(o.link.max_frames, (256 << 20) / 65_546);
+    }
+
+    #[test]
+    fn bad_values_are_named_in_the_error() {
+        let e = parse(&argv("a:t b:t --delay-us ten"), None).unwrap_err();
+        assert!(e.contains("--delay-us") && e.contains("\"ten\""), "{e}");
+        let e = parse(&argv("a:t b:t --delay-us 1 --loss 150"), None).unwrap_err();
+        assert!(e.contains("--loss") && e.contains("150"), "{e}");
+        let e = parse(&argv("a:t bt --delay-us 1"), None).unwrap_err();
+        assert!(e.contains("\"bt\""), "{e}");
+        let e = parse(&argv("a:t b:t"), None).unwrap_err();
+        assert!(e.contains("--delay-us is required"), "{e}");
+        let e = parse(&argv("a:t b:t --delay-us 1"), Some("0")).unwrap_err();
+        assert!(
+            e.contains("CROSSMPI_TAPDELAY_QUEUE_MB") && e.contains("\"0\""),
+            "{e}"
+        );
+        let e = parse(&argv("a:t b:t --delay-us 1 --rate-mbit -3"), None).unwrap_err();
+        assert!(e.contains("--rate-mbit"), "{e}");
+    }
+
+    #[test]
+    fn queue_size_sets_the_frame_bound() {
+        let o = parse(&argv("a:t b:t --delay-us 0"), Some("9")).unwrap();
+        assert_eq!(o.link.max_frames, (9 << 20) / 9_216);
+        assert_eq!(o.link.rate_bps, None);
+        assert_eq!(o.link.loss, 0.0);
+    }
+}
