@@ -19,7 +19,9 @@ fn main() {
     println!("cargo:rerun-if-changed={HEADER}");
     println!("cargo:rerun-if-changed=build.rs");
 
-    let text = fs::read_to_string(HEADER)
+    let manifest_dir =
+        env::var("CARGO_MANIFEST_DIR").expect("build.rs: cargo did not set CARGO_MANIFEST_DIR");
+    let text = fs::read_to_string(Path::new(&manifest_dir).join(HEADER))
         .unwrap_or_else(|err| panic!("build.rs: cannot read {HEADER}: {err}"));
     let header = match parse_header(&text) {
         Ok(header) => header,

@@ -24,12 +24,21 @@ status=0
 fail() { echo "conformance: FAIL: $*"; status=1; }
 
 # --- 1. the header compiles cleanly in the languages and modes programs use --------------
-printf '#include <mpi.h>\nint main(void) { return MPI_SUCCESS; }\n' >"$work/hygiene.c"
+# The program calls MPI_Send so that, compiled as C++, its object file shows whether the
+# extern "C" guard kept the symbol name unmangled.
+printf '%s\n' '#include <mpi.h>' \
+  'int main(void) { int x = 0; return MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD); }' \
+  >"$work/hygiene.c"
 cp "$work/hygiene.c" "$work/hygiene.cpp"
 gcc -std=c99 -Wall -Wextra -pedantic -Werror -I"$ours" -fsyntax-only "$work/hygiene.c" ||
   fail "mpi.h does not compile cleanly with gcc -std=c99 -Wall -Wextra -pedantic"
-g++ -std=c++11 -Wall -Wextra -pedantic -Werror -I"$ours" -fsyntax-only "$work/hygiene.cpp" ||
+if g++ -std=c++11 -Wall -Wextra -pedantic -Werror -I"$ours" -c -o "$work/hygiene.o" \
+  "$work/hygiene.cpp"; then
+  nm "$work/hygiene.o" | grep -q -E ' U MPI_Send$' ||
+    fail "C++ code refers to MPI_Send by a mangled name: the extern \"C\" guard does not work"
+else
   fail "mpi.h does not compile cleanly with g++ -std=c++11"
+fi
 if command -v clang >/dev/null; then
   clang -std=c99 -Wall -Wextra -pedantic -Werror -I"$ours" -fsyntax-only "$work/hygiene.c" ||
     fail "mpi.h does not compile cleanly with clang -std=c99"

@@ -323,8 +323,8 @@ typedef int (MPI_Win_delete_attr_function)(MPI_Win win, int keyval, void *attrib
  * arguments of distributed graphs that carry no weights or an empty list.
  */
 enum {
-    MPI_GRAPH                          = 212,
     MPI_CART                           = 211,
+    MPI_GRAPH                          = 212,
     MPI_DIST_GRAPH                     = 213
 };
 #define MPI_UNWEIGHTED                  ((int *)0xa)
