@@ -79,7 +79,8 @@ impl Header {
                 .constants
                 .iter()
                 .find(|(name, _)| name == target)
-                .map_or("usize", |(_, value)| self.rust_type(value)),
+                .map(|(_, value)| self.rust_type(value))
+                .expect("the parser only accepts aliases of constants defined above"),
         }
     }
 }

@@ -440,8 +440,8 @@ enum {
 };
 
 /* Arguments of MPI_Comm_spawn(_multiple) for no argv and no error codes wanted. */
-#define MPI_ARGV_NULL                   ((char * *)0x0)
-#define MPI_ARGVS_NULL                  ((char * * *)0x0)
+#define MPI_ARGV_NULL                   ((char **)0x0)
+#define MPI_ARGVS_NULL                  ((char ***)0x0)
 #define MPI_ERRCODES_IGNORE             ((int *)0x0)
 #define MPI_MAX_PORT_NAME               1024
 #define MPI_MAX_PSET_NAME_LEN           1024
@@ -532,11 +532,11 @@ typedef struct MPI_T_pvar_session_t *MPI_T_pvar_session;
 typedef struct MPI_T_event_registration_t *MPI_T_event_registration;
 typedef struct MPI_T_event_instance_t *MPI_T_event_instance;
 
-#define MPI_T_ENUM_NULL                 ((MPI_T_enum)0)
-#define MPI_T_CVAR_HANDLE_NULL          ((MPI_T_cvar_handle)0)
-#define MPI_T_PVAR_SESSION_NULL         ((MPI_T_pvar_session)0)
-#define MPI_T_PVAR_HANDLE_NULL          ((MPI_T_pvar_handle)0)
-#define MPI_T_PVAR_ALL_HANDLES          ((MPI_T_pvar_handle)1)
+#define MPI_T_ENUM_NULL                 ((MPI_T_enum)0x0)
+#define MPI_T_CVAR_HANDLE_NULL          ((MPI_T_cvar_handle)0x0)
+#define MPI_T_PVAR_SESSION_NULL         ((MPI_T_pvar_session)0x0)
+#define MPI_T_PVAR_HANDLE_NULL          ((MPI_T_pvar_handle)0x0)
+#define MPI_T_PVAR_ALL_HANDLES          ((MPI_T_pvar_handle)0x1)
 
 /* Error codes of MPI_T functions, apart from the MPI error classes. */
 enum {
