@@ -39,9 +39,14 @@ if g++ -std=c++11 -Wall -Wextra -pedantic -Werror -I"$ours" -c -o "$work/hygiene
 else
   fail "mpi.h does not compile cleanly with g++ -std=c++11"
 fi
-if command -v clang >/dev/null; then
-  clang -std=c99 -Wall -Wextra -pedantic -Werror -I"$ours" -fsyntax-only "$work/hygiene.c" ||
-    fail "mpi.h does not compile cleanly with clang -std=c99"
+# Debian installs clang under versioned names (clang-14) unless the `clang` package is added.
+clang=$(compgen -c clang | grep -E '^clang(-[0-9]+)?$' | sort | head -n 1 || true)
+if [ -n "$clang" ]; then
+  "$clang" -std=c99 -Wall -Wextra -pedantic -Werror -I"$ours" -fsyntax-only "$work/hygiene.c" ||
+    fail "mpi.h does not compile cleanly with $clang -std=c99"
+  "$clang" -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror -I"$ours" -fsyntax-only \
+    "$work/hygiene.cpp" || fail "mpi.h does not compile cleanly with $clang -x c++ -std=c++11"
+  echo "conformance: mpi.h compiles cleanly with gcc, g++ and $clang"
 else
   echo "conformance: clang not installed, clang check skipped"
 fi
