@@ -1,0 +1,563 @@
+//! One job from start to end: spawning the ranks, the poll loop that forwards output,
+//! serves PMI and watches for exits, and the teardown.
+
+use crate::launch::{forwarded_to_remote, lib_dir, pmi_address_for, prepend_path, remote_argv};
+use crate::output::LineForwarder;
+use crate::pmi_socket::PmiSocket;
+use crate::sys::{self, signal_name, SignalPipe};
+use crossmpi_pmi::server::{ConnId, Event, JobSpec, Server};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How often the loop wakes without input: bounds how late a timeout or the SIGKILL
+/// escalation can be (child exits wake it at once through SIGCHLD).
+const TICK: Duration = Duration::from_millis(50);
+/// How long output is still forwarded after every rank has exited, for pipes that a
+/// left-behind grandchild keeps open.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// Where and what one rank runs.
+#[derive(Debug, Clone)]
+pub struct RankPlan {
+    pub host: String,
+    pub local: bool,
+    pub appnum: i32,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// Everything the job needs besides the rank plans.
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    pub env: Vec<(String, String)>,
+    pub wdir: PathBuf,
+    pub tag_output: bool,
+    pub timeout: Option<Duration>,
+    pub launch_agent: Vec<String>,
+    pub verbose: bool,
+    pub kill_grace: Duration,
+    pub mpirun_addr: Option<String>,
+}
+
+#[derive(Debug)]
+struct RankProc {
+    child: Option<Child>,
+    status: Option<ExitStatus>,
+    initialized: bool,
+    finalized: bool,
+}
+
+#[derive(Debug)]
+struct Output {
+    to_stderr: bool,
+    file: File,
+    forwarder: LineForwarder,
+}
+
+struct Job {
+    plans: Vec<RankPlan>,
+    settings: JobSettings,
+    kvsname: String,
+    server: Server,
+    conns: HashMap<ConnId, PmiSocket>,
+    next_conn: usize,
+    listener: Option<TcpListener>,
+    ranks: Vec<RankProc>,
+    outputs: Vec<Output>,
+    /// The job's exit status once something failed (the first failure wins).
+    failure: Option<i32>,
+    ending_since: Option<Instant>,
+    killed: bool,
+}
+
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "mpirun: {message}");
+}
+
+/// The exit status for `MPI_Abort(code)`: the code modulo 256, or 1 when that is 0, so
+/// an abort never looks like success.
+fn abort_status(code: i32) -> i32 {
+    match code & 0xff {
+        0 => 1,
+        s => s,
+    }
+}
+
+/// Runs the job to its end and returns mpirun's exit status.
+pub fn run(plans: Vec<RankPlan>, settings: JobSettings) -> i32 {
+    let signals =
+        match SignalPipe::install(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD]) {
+            Ok(s) => s,
+            Err(e) => {
+                say(&format!("cannot install signal handlers: {e}"));
+                return 1;
+            }
+        };
+    let size = plans.len();
+    let kvsname = format!(
+        "crossmpi_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() % 1_000_000_007)
+    );
+    let appnums = plans.iter().map(|p| p.appnum).collect();
+    let server = Server::new(JobSpec {
+        kvsname: kvsname.clone(),
+        size,
+        appnums,
+        universe_size: Some(size),
+    });
+    let mut job = Job {
+        plans,
+        settings,
+        kvsname,
+        server,
+        conns: HashMap::new(),
+        next_conn: size,
+        listener: None,
+        ranks: Vec::new(),
+        outputs: Vec::new(),
+        failure: None,
+        ending_since: None,
+        killed: false,
+    };
+    job.start_all();
+    job.event_loop(&signals)
+}
+
+impl Job {
+    fn start_all(&mut self) {
+        if self.plans.iter().any(|p| !p.local) {
+            let bound = TcpListener::bind("[::]:0").or_else(|_| TcpListener::bind("0.0.0.0:0"));
+            match bound.and_then(|l| l.set_nonblocking(true).map(|_| l)) {
+                Ok(l) => self.listener = Some(l),
+                Err(e) => return self.fail(1, &format!("cannot listen for PMI connections: {e}")),
+            }
+        }
+        for rank in 0..self.plans.len() {
+            if self.failure.is_some() {
+                self.ranks.push(RankProc {
+                    child: None,
+                    status: None,
+                    initialized: false,
+                    finalized: false,
+                });
+                continue;
+            }
+            let child = match self.spawn(rank) {
+                Ok(child) => Some(child),
+                Err((status, why)) => {
+                    self.fail(status, &why);
+                    None
+                }
+            };
+            self.ranks.push(RankProc {
+                child,
+                status: None,
+                initialized: false,
+                finalized: false,
+            });
+        }
+    }
+
+    /// The variables every rank gets on top of what it inherits.
+    fn common_env(&self, rank: usize, base_ld_path: Option<String>) -> Vec<(String, String)> {
+        let mut env = self.settings.env.clone();
+        let user_ld = self
+            .settings
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .map(|(_, v)| v.clone());
+        if let Some(lib) = lib_dir() {
+            env.push((
+                "LD_LIBRARY_PATH".into(),
+                prepend_path(&lib, user_ld.or(base_ld_path).as_deref()),
+            ));
+        }
+        env.push(("CROSSMPI_LAUNCHER".into(), "mpirun".into()));
+        env.push(("PMI_RANK".into(), rank.to_string()));
+        env.push(("PMI_SIZE".into(), self.plans.len().to_string()));
+        env.push(("PMI_JOBID".into(), self.kvsname.clone()));
+        env
+    }
+
+    fn spawn(&mut self, rank: usize) -> Result<Child, (i32, String)> {
+        let plan = self.plans[rank].clone();
+        let mut cmd;
+        let mut child_end = None;
+        if plan.local {
+            let (ours, theirs) =
+                UnixStream::pair().map_err(|e| (1, format!("socketpair for rank {rank}: {e}")))?;
+            let fd = theirs.as_raw_fd();
+            cmd = Command::new(&plan.program);
+            cmd.args(&plan.args).current_dir(&self.settings.wdir);
+            cmd.env_remove("PMI_PORT").env_remove("PMI_ID");
+            cmd.envs(self.common_env(rank, std::env::var("LD_LIBRARY_PATH").ok()));
+            cmd.env("PMI_FD", fd.to_string());
+            // SAFETY: the closure only calls fcntl (async-signal-safe) on a descriptor
+            // number captured by value; it allocates nothing and takes no lock.
+            unsafe { cmd.pre_exec(move || sys::keep_across_exec(fd)) };
+            self.add_conn(ConnId(rank), PmiSocket::Unix(ours), Some(rank))
+                .map_err(|e| (1, e))?;
+            child_end = Some(theirs);
+        } else {
+            let listener = self
+                .listener
+                .as_ref()
+                .ok_or((1, "no PMI listener".to_string()))?;
+            let ip: IpAddr = pmi_address_for(&plan.host, self.settings.mpirun_addr.as_deref())
+                .map_err(|e| (1, format!("rank {rank} on host {}: {e}", plan.host)))?;
+            let port = listener
+                .local_addr()
+                .map_err(|e| (1, e.to_string()))?
+                .port();
+            let mut env = forwarded_to_remote(std::env::vars());
+            env.extend(self.common_env(rank, std::env::var("LD_LIBRARY_PATH").ok()));
+            env.push(("PMI_PORT".into(), SocketAddr::new(ip, port).to_string()));
+            env.push(("PMI_ID".into(), rank.to_string()));
+            let argv = remote_argv(
+                &self.settings.launch_agent,
+                &plan.host,
+                &env,
+                &plan.program,
+                &plan.args,
+            );
+            cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]).current_dir(&self.settings.wdir);
+        }
+        cmd.process_group(0)
+            .stdin(if rank == 0 {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if self.settings.verbose {
+            say(&format!("rank {rank} on {}: {cmd:?}", plan.host));
+        }
+        let spawned = cmd.spawn();
+        drop(child_end);
+        let mut child = spawned.map_err(|e| {
+            let status = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            let what = if plan.local {
+                plan.program.display().to_string()
+            } else {
+                self.settings.launch_agent[0].clone()
+            };
+            (
+                status,
+                format!("cannot start rank {rank} on {}: {what}: {e}", plan.host),
+            )
+        })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // Rank 0's stdin is fed from mpirun's; a thread keeps a slow reader from
+            // stalling the loop. It ends when either side closes.
+            std::thread::spawn(move || std::io::copy(&mut std::io::stdin().lock(), &mut stdin));
+        }
+        let tag = self.settings.tag_output;
+        for (fd, to_stderr) in [
+            (child.stdout.take().map(OwnedFd::from), false),
+            (child.stderr.take().map(OwnedFd::from), true),
+        ] {
+            if let Some(fd) = fd {
+                self.outputs.push(Output {
+                    to_stderr,
+                    file: File::from(fd),
+                    forwarder: LineForwarder::new(rank, tag),
+                });
+            }
+        }
+        Ok(child)
+    }
+
+    fn add_conn(
+        &mut self,
+        conn: ConnId,
+        socket: PmiSocket,
+        rank: Option<usize>,
+    ) -> Result<(), String> {
+        socket
+            .set_nonblocking(true)
+            .map_err(|e| format!("PMI socket: {e}"))?;
+        self.server.add_connection(conn, rank)?;
+        self.conns.insert(conn, socket);
+        Ok(())
+    }
+
+    /// Records the first failure and starts the teardown.
+    fn fail(&mut self, status: i32, message: &str) {
+        if self.failure.is_none() && self.ending_since.is_none() {
+            say(&format!("{message}; ending the job"));
+            self.failure = Some(status);
+        }
+        self.begin_ending();
+    }
+
+    fn begin_ending(&mut self) {
+        if self.ending_since.is_some() {
+            return;
+        }
+        self.ending_since = Some(Instant::now());
+        self.signal_live(libc::SIGTERM);
+    }
+
+    fn signal_live(&self, signal: libc::c_int) {
+        for r in &self.ranks {
+            if let (Some(child), None) = (&r.child, r.status) {
+                sys::signal_group(child.id() as i32, signal);
+            }
+        }
+    }
+
+    fn all_exited(&self) -> bool {
+        self.ranks.len() == self.plans.len()
+            && self
+                .ranks
+                .iter()
+                .all(|r| r.child.is_none() || r.status.is_some())
+    }
+
+    fn event_loop(&mut self, signals: &SignalPipe) -> i32 {
+        let deadline = self.settings.timeout.map(|t| Instant::now() + t);
+        let mut exited_at: Option<Instant> = None;
+        loop {
+            if self.all_exited() {
+                let since = *exited_at.get_or_insert_with(Instant::now);
+                if self.outputs.is_empty() || since.elapsed() > DRAIN_AFTER_EXIT {
+                    break;
+                }
+            }
+            self.wait_and_read(signals);
+            for signal in signals.take() {
+                if signal != libc::SIGCHLD {
+                    self.fail(128 + signal, &format!("received {}", signal_name(signal)));
+                }
+            }
+            self.pump_server();
+            self.reap();
+            if let (Some(d), None) = (deadline, self.ending_since) {
+                if Instant::now() >= d {
+                    let secs = self.settings.timeout.unwrap_or_default().as_secs_f64();
+                    self.fail(124, &format!("the job exceeded --timeout {secs} s"));
+                }
+            }
+            if let Some(since) = self.ending_since {
+                if !self.killed && since.elapsed() >= self.settings.kill_grace {
+                    self.killed = true;
+                    self.signal_live(libc::SIGKILL);
+                }
+            }
+        }
+        let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+        for o in &mut self.outputs {
+            let _ = if o.to_stderr {
+                o.forwarder.finish(&mut err)
+            } else {
+                o.forwarder.finish(&mut out)
+            };
+        }
+        self.failure.unwrap_or(0)
+    }
+
+    /// One poll over the signal pipe, the PMI listener and sockets, and the output pipes.
+    fn wait_and_read(&mut self, signals: &SignalPipe) {
+        let pollin = |fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut fds = vec![pollin(signals.fd())];
+        if let Some(l) = &self.listener {
+            fds.push(pollin(l.as_raw_fd()));
+        }
+        let conn_ids: Vec<ConnId> = self.conns.keys().copied().collect();
+        fds.extend(conn_ids.iter().map(|c| pollin(self.conns[c].fd())));
+        let first_output = fds.len();
+        fds.extend(self.outputs.iter().map(|o| pollin(o.file.as_raw_fd())));
+        if let Err(e) = sys::poll(&mut fds, TICK) {
+            say(&format!("poll: {e}"));
+            std::thread::sleep(TICK);
+            return;
+        }
+        if self.listener.is_some() && fds[1].revents != 0 {
+            self.accept();
+        }
+        let first_conn = first_output - conn_ids.len();
+        for (i, conn) in conn_ids.iter().enumerate() {
+            if fds[first_conn + i].revents != 0 {
+                self.read_conn(*conn);
+            }
+        }
+        let ready: Vec<bool> = fds[first_output..].iter().map(|p| p.revents != 0).collect();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut closed = Vec::new();
+        for (i, o) in self.outputs.iter_mut().enumerate() {
+            if !ready[i] {
+                continue;
+            }
+            // One read per readiness never blocks, so the pipes can stay blocking.
+            let n = o.file.read(&mut buf).unwrap_or(0);
+            let r = if o.to_stderr {
+                let mut sink = std::io::stderr().lock();
+                if n == 0 {
+                    o.forwarder.finish(&mut sink)
+                } else {
+                    o.forwarder.push(&buf[..n], &mut sink)
+                }
+            } else {
+                let mut sink = std::io::stdout().lock();
+                if n == 0 {
+                    o.forwarder.finish(&mut sink)
+                } else {
+                    o.forwarder.push(&buf[..n], &mut sink)
+                }
+            };
+            // mpirun's own stdout closing (a pipe to `head`) must not stop the job.
+            drop(r);
+            if n == 0 {
+                closed.push(i);
+            }
+        }
+        for i in closed.into_iter().rev() {
+            self.outputs.remove(i);
+        }
+    }
+
+    fn accept(&mut self) {
+        let Some(listener) = &self.listener else {
+            return;
+        };
+        let mut accepted = Vec::new();
+        while let Ok((stream, _)) = listener.accept() {
+            let _ = stream.set_nodelay(true);
+            accepted.push(stream);
+        }
+        for stream in accepted {
+            let conn = ConnId(self.next_conn);
+            self.next_conn += 1;
+            if let Err(e) = self.add_conn(conn, PmiSocket::Tcp(stream), None) {
+                say(&format!("refused a PMI connection: {e}"));
+            }
+        }
+    }
+
+    fn read_conn(&mut self, conn: ConnId) {
+        let Some(socket) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        match socket.read_available() {
+            Ok(Some(bytes)) => self.server.receive(conn, &bytes),
+            Ok(None) | Err(_) => {
+                self.server.remove_connection(conn);
+                self.conns.remove(&conn);
+            }
+        }
+    }
+
+    fn pump_server(&mut self) {
+        while let Some((conn, bytes)) = self.server.poll_transmit() {
+            if let Some(socket) = self.conns.get_mut(&conn) {
+                if let Err(e) = socket.send(&bytes) {
+                    let rank = self.server.rank_of(conn);
+                    say(&format!(
+                        "dropped the PMI connection of rank {rank:?}: cannot send: {e}"
+                    ));
+                    self.server.remove_connection(conn);
+                    self.conns.remove(&conn);
+                }
+            }
+        }
+        while let Some(event) = self.server.poll_event() {
+            match event {
+                Event::Initialized { rank } => self.ranks[rank].initialized = true,
+                Event::Finalized { rank } => self.ranks[rank].finalized = true,
+                Event::Aborted {
+                    rank,
+                    code,
+                    message,
+                } => {
+                    let who = rank.map_or("a rank".to_string(), |r| {
+                        format!("rank {r} on {}", self.plans[r].host)
+                    });
+                    let text = message.map(|m| format!(": {m}")).unwrap_or_default();
+                    self.fail(
+                        abort_status(code),
+                        &format!("{who} called MPI_Abort with error code {code}{text}"),
+                    );
+                }
+                Event::Dropped { conn, rank, reason } => {
+                    let who =
+                        rank.map_or(format!("connection {}", conn.0), |r| format!("rank {r}"));
+                    say(&format!("dropped the PMI connection of {who}: {reason}"));
+                    self.conns.remove(&conn);
+                }
+            }
+        }
+    }
+
+    /// Collects exited ranks; an exit that is not a clean end of a rank ends the job.
+    fn reap(&mut self) {
+        for rank in 0..self.ranks.len() {
+            let r = &mut self.ranks[rank];
+            let Some(child) = r.child.as_mut() else {
+                continue;
+            };
+            if r.status.is_some() {
+                continue;
+            }
+            let Ok(Some(status)) = child.try_wait() else {
+                continue;
+            };
+            r.status = Some(status);
+            let pid = child.id();
+            // A rank that aborted and exited at once: its abort line may still be unread.
+            let conns: Vec<ConnId> = self
+                .conns
+                .keys()
+                .copied()
+                .filter(|c| self.server.rank_of(*c) == Some(rank))
+                .collect();
+            for conn in conns {
+                self.read_conn(conn);
+            }
+            self.pump_server();
+            if self.ending_since.is_some() {
+                continue;
+            }
+            let r = &self.ranks[rank];
+            let host = &self.plans[rank].host;
+            let who = format!("rank {rank} (pid {pid} on {host})");
+            if let Some(signal) = status.signal() {
+                self.fail(
+                    128 + signal,
+                    &format!("{who} was killed by {}", signal_name(signal)),
+                );
+            } else if let Some(code) = status.code().filter(|&c| c != 0) {
+                self.fail(code, &format!("{who} exited with status {code}"));
+            } else if r.initialized && !r.finalized {
+                self.fail(
+                    1,
+                    &format!(
+                        "{who} exited with status 0 after MPI_Init without calling MPI_Finalize"
+                    ),
+                );
+            }
+        }
+    }
+}
