@@ -1,0 +1,301 @@
+//! The compiled memory layout of a datatype: where the bytes of its packed stream live,
+//! as a small tree built once at construction. Adjacent bytes are merged into blocks,
+//! regular repetitions stay loops (`Repeat`), and irregular lists keep the packed
+//! offset of each entry so that a pack starting at any stream offset finds its place
+//! by arithmetic or binary search, never by scanning from the beginning.
+
+use std::sync::Arc;
+
+/// One contiguous run of bytes: (displacement in bytes, length).
+pub(crate) type Run = (i64, u64);
+
+#[derive(Clone, Debug)]
+pub(crate) enum Node {
+    Empty,
+    /// `len` contiguous bytes at `disp`.
+    Block {
+        disp: i64,
+        len: u64,
+    },
+    /// `count` copies of `child`, copy k shifted by `disp + k * stride`.
+    Repeat {
+        disp: i64,
+        count: u64,
+        stride: i64,
+        child: Arc<Node>,
+        child_size: u64,
+    },
+    /// Irregular blocks in stream order, shifted by `disp`; `starts[i]` is the packed
+    /// offset of block i and `starts[n]` the total size.
+    Blocks {
+        disp: i64,
+        runs: Arc<[Run]>,
+        starts: Arc<[u64]>,
+    },
+    /// Sub-layouts in stream order, shifted by `disp`; `starts` as for `Blocks`.
+    Seq {
+        disp: i64,
+        parts: Arc<[Node]>,
+        starts: Arc<[u64]>,
+    },
+}
+
+impl Node {
+    pub(crate) fn block(disp: i64, len: u64) -> Node {
+        if len == 0 {
+            Node::Empty
+        } else {
+            Node::Block { disp, len }
+        }
+    }
+
+    /// Bytes of data.
+    pub(crate) fn size(&self) -> u64 {
+        match self {
+            Node::Empty => 0,
+            Node::Block { len, .. } => *len,
+            Node::Repeat {
+                count, child_size, ..
+            } => count * child_size,
+            Node::Blocks { starts, .. } | Node::Seq { starts, .. } => starts[starts.len() - 1],
+        }
+    }
+
+    /// The same layout moved by `delta` bytes.
+    pub(crate) fn shifted(&self, delta: i64) -> Node {
+        let mut node = self.clone();
+        match &mut node {
+            Node::Empty => {}
+            Node::Block { disp, .. }
+            | Node::Repeat { disp, .. }
+            | Node::Blocks { disp, .. }
+            | Node::Seq { disp, .. } => *disp += delta,
+        }
+        node
+    }
+
+    /// `count` copies of `self`, copy k shifted by `k * stride`, merged where the copies touch.
+    pub(crate) fn repeat(&self, count: u64, stride: i64) -> Node {
+        let size = self.size();
+        if count == 0 || size == 0 {
+            return Node::Empty;
+        }
+        if count == 1 {
+            return self.clone();
+        }
+        match self {
+            Node::Block { disp, len } if stride == *len as i64 => Node::Block {
+                disp: *disp,
+                len: len * count,
+            },
+            // A loop whose copies continue the inner loop's regular step is one longer loop.
+            Node::Repeat {
+                disp,
+                count: inner,
+                stride: inner_stride,
+                child,
+                child_size,
+            } if *inner_stride * *inner as i64 == stride => Node::Repeat {
+                disp: *disp,
+                count: inner * count,
+                stride: *inner_stride,
+                child: child.clone(),
+                child_size: *child_size,
+            },
+            _ => Node::Repeat {
+                disp: 0,
+                count,
+                stride,
+                child: Arc::new(self.clone()),
+                child_size: size,
+            },
+        }
+    }
+
+    /// The layouts of `parts` one after the other in the packed stream.
+    pub(crate) fn concat(parts: Vec<Node>) -> Node {
+        let parts: Vec<Node> = parts
+            .into_iter()
+            .filter(|p| !matches!(p, Node::Empty))
+            .collect();
+        let mut runs = Vec::new();
+        if parts.iter().all(|p| p.collect_runs(&mut runs)) {
+            return Node::from_runs(runs);
+        }
+        // Mixed: keep sub-layouts, but gather consecutive plain blocks into one list.
+        let mut merged: Vec<Node> = Vec::with_capacity(parts.len());
+        let mut pending: Vec<Run> = Vec::new();
+        for part in parts {
+            if !part.collect_runs(&mut pending) {
+                if !pending.is_empty() {
+                    merged.push(Node::from_runs(std::mem::take(&mut pending)));
+                }
+                merged.push(part);
+            }
+        }
+        if !pending.is_empty() {
+            merged.push(Node::from_runs(pending));
+        }
+        if merged.len() == 1 {
+            return merged.pop().unwrap_or(Node::Empty);
+        }
+        let starts = prefix_sums(merged.iter().map(Node::size));
+        Node::Seq {
+            disp: 0,
+            parts: merged.into(),
+            starts,
+        }
+    }
+
+    /// Appends this layout's runs if it is a plain list of blocks (no loop worth keeping).
+    fn collect_runs(&self, runs: &mut Vec<Run>) -> bool {
+        match self {
+            Node::Empty => true,
+            Node::Block { disp, len } => {
+                push_run(runs, (*disp, *len));
+                true
+            }
+            Node::Blocks {
+                disp, runs: own, ..
+            } => {
+                for &(d, len) in own.iter() {
+                    push_run(runs, (disp + d, len));
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A list of runs, merged where adjacent, recognised as a loop when regular.
+    fn from_runs(mut runs: Vec<Run>) -> Node {
+        runs.retain(|r| r.1 > 0);
+        let mut merged: Vec<Run> = Vec::with_capacity(runs.len());
+        for run in runs {
+            push_run(&mut merged, run);
+        }
+        match merged.len() {
+            0 => return Node::Empty,
+            1 => return Node::block(merged[0].0, merged[0].1),
+            _ => {}
+        }
+        let (d0, len) = merged[0];
+        let stride = merged[1].0 - d0;
+        let regular = merged
+            .iter()
+            .enumerate()
+            .all(|(i, &(d, l))| l == len && d == d0 + stride * i as i64);
+        if regular {
+            return Node::Repeat {
+                disp: d0,
+                count: merged.len() as u64,
+                stride,
+                child: Arc::new(Node::Block { disp: 0, len }),
+                child_size: len,
+            };
+        }
+        let starts = prefix_sums(merged.iter().map(|r| r.1));
+        Node::Blocks {
+            disp: 0,
+            runs: merged.into(),
+            starts,
+        }
+    }
+
+    /// Visits, in stream order, the contiguous runs holding packed bytes `[skip, ..)` of
+    /// this layout placed at `base`, as (address, length); the first run is cut to start
+    /// at `skip`. Stops as soon as `visit` returns false, and then returns false.
+    pub(crate) fn walk<F: FnMut(i64, u64) -> bool>(
+        &self,
+        base: i64,
+        skip: u64,
+        visit: &mut F,
+    ) -> bool {
+        match self {
+            Node::Empty => true,
+            Node::Block { disp, len } => {
+                skip >= *len || visit(base + disp + skip as i64, len - skip)
+            }
+            Node::Repeat {
+                disp,
+                count,
+                stride,
+                child,
+                child_size,
+            } => {
+                let first = skip / child_size;
+                let mut inner_skip = skip % child_size;
+                let mut at = base + disp + first as i64 * stride;
+                if let Node::Block { disp: cd, len } = **child {
+                    // The common strided case: one copy per block, no recursion.
+                    for _ in first..*count {
+                        if !visit(at + cd + inner_skip as i64, len - inner_skip) {
+                            return false;
+                        }
+                        inner_skip = 0;
+                        at += stride;
+                    }
+                    return true;
+                }
+                for _ in first..*count {
+                    if !child.walk(at, inner_skip, visit) {
+                        return false;
+                    }
+                    inner_skip = 0;
+                    at += stride;
+                }
+                true
+            }
+            Node::Blocks { disp, runs, starts } => {
+                let first = starts.partition_point(|&s| s <= skip) - 1;
+                let mut inner_skip = skip - starts[first];
+                for &(d, len) in &runs[first..] {
+                    if !visit(base + disp + d + inner_skip as i64, len - inner_skip) {
+                        return false;
+                    }
+                    inner_skip = 0;
+                }
+                true
+            }
+            Node::Seq {
+                disp,
+                parts,
+                starts,
+            } => {
+                let first = starts.partition_point(|&s| s <= skip) - 1;
+                let mut inner_skip = skip - starts[first];
+                for part in &parts[first..] {
+                    if !part.walk(base + disp, inner_skip, visit) {
+                        return false;
+                    }
+                    inner_skip = 0;
+                }
+                true
+            }
+        }
+    }
+}
+
+fn push_run(runs: &mut Vec<Run>, run: Run) {
+    if run.1 == 0 {
+        return;
+    }
+    if let Some(last) = runs.last_mut() {
+        if last.0 + last.1 as i64 == run.0 {
+            last.1 += run.1;
+            return;
+        }
+    }
+    runs.push(run);
+}
+
+/// `[0, a, a+b, ...]`: the start of each item and, last, the total.
+pub(crate) fn prefix_sums(sizes: impl Iterator<Item = u64>) -> Arc<[u64]> {
+    let mut total = 0;
+    let mut starts = vec![0];
+    for size in sizes {
+        total += size;
+        starts.push(total);
+    }
+    starts.into()
+}
