@@ -91,7 +91,7 @@ pub fn place(np: usize, hosts: &[HostSpec]) -> Vec<String> {
     }
     hosts
         .iter()
-        .flat_map(|h| std::iter::repeat(h.name.clone()).take(h.slots.unwrap_or(1)))
+        .flat_map(|h| (0..h.slots.unwrap_or(1)).map(|_| h.name.clone()))
         .cycle()
         .take(np)
         .collect()

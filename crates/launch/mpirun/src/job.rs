@@ -542,7 +542,11 @@ impl Job {
             }
             let r = &self.ranks[rank];
             let host = &self.plans[rank].host;
-            let who = format!("rank {rank} (pid {pid} on {host})");
+            let who = if self.plans[rank].local {
+                format!("rank {rank} (pid {pid} on {host})")
+            } else {
+                format!("rank {rank} (launch agent pid {pid} for {host})")
+            };
             if let Some(signal) = status.signal() {
                 self.fail(
                     128 + signal,

@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn common_spellings() {
-        let o = parse("-np 4 --host a:2,b -x HOME -x A=1 --env B 2 -genv C=3 -wdir /tmp -l --timeout 1.5 --oversubscribe --allow-run-as-root prog -n 9 x").unwrap();
+        let o = parse("-np 4 --host a:2,b -x HOME -x A=1 --env B 2 -genv C 3 -wdir /tmp -l --timeout 1.5 --oversubscribe --allow-run-as-root prog -n 9 x").unwrap();
         assert_eq!(
             o.apps,
             vec![App {
