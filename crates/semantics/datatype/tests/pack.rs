@@ -1,0 +1,135 @@
+//! Pack and unpack against the naive byte map, whole and from every stream offset.
+
+mod common;
+
+use common::{byte_map, check_pack, Rng};
+use crossmpi_datatype::{Basic, Datatype};
+
+fn int() -> Datatype {
+    Datatype::basic(Basic::Int)
+}
+
+fn check(t: &Datatype, counts: &[u64]) {
+    let map = byte_map(t);
+    for &count in counts {
+        check_pack(t, &map, count);
+    }
+}
+
+#[test]
+fn predefined_types_including_padded_pairs() {
+    for &b in Basic::ALL {
+        check(&Datatype::basic(b), &[0, 1, 3]);
+    }
+}
+
+#[test]
+fn regular_types() {
+    let d = Datatype::basic(Basic::Double);
+    check(&Datatype::contiguous(5, &int()).unwrap(), &[1, 2]);
+    check(&Datatype::vector(4, 2, 3, &int()).unwrap(), &[1, 2]);
+    check(&Datatype::vector(3, 1, -2, &d).unwrap(), &[1, 3]);
+    check(&Datatype::hvector(3, 2, 20, &int()).unwrap(), &[1, 2]);
+    check(&Datatype::vector(3, 2, 2, &int()).unwrap(), &[2]); // stride == blocklen: dense
+    let inner = Datatype::vector(2, 1, 3, &d).unwrap();
+    check(&Datatype::hvector(3, 2, 100, &inner).unwrap(), &[1, 2]);
+}
+
+#[test]
+fn irregular_types() {
+    let short = Datatype::basic(Basic::Short);
+    let indexed = Datatype::indexed(&[2, 0, 1, 3], &[5, 1, 0, -4], &int()).unwrap();
+    check(&indexed, &[1, 2]);
+    check(&Datatype::hindexed(&[1, 2], &[-7, 3], &short).unwrap(), &[1, 3]);
+    check(&Datatype::indexed_block(2, &[4, 0, 9], &short).unwrap(), &[1, 2]);
+    check(&Datatype::hindexed_block(1, &[8, 1, 5], &int()).unwrap(), &[2]);
+    let types = [Datatype::basic(Basic::Char), Datatype::basic(Basic::Double), indexed.clone()];
+    let st = Datatype::structure(&[3, 1, 2], &[0, 8, 40], &types).unwrap();
+    check(&st, &[1, 2]);
+    check(&Datatype::vector(3, 2, 5, &st).unwrap(), &[1]);
+    check(&Datatype::resized(&st, -16, 200).unwrap(), &[1, 2]);
+    check(&Datatype::indexed(&[1, 2], &[3, 0], &Datatype::basic(Basic::ShortInt)).unwrap(), &[2]);
+    check(&st.dup(), &[2]);
+}
+
+/// A random type of depth at most `depth` over small predefined types.
+fn random_type(rng: &mut Rng, depth: u32) -> Datatype {
+    const LEAVES: [Basic; 5] = [Basic::Char, Basic::Short, Basic::Int, Basic::Double, Basic::ShortInt];
+    if depth == 0 || rng.below(4) == 0 {
+        return Datatype::basic(LEAVES[rng.below(5) as usize]);
+    }
+    let old = random_type(rng, depth - 1);
+    let n = 1 + rng.below(4) as usize;
+    let signed = |rng: &mut Rng, m: u64| rng.below(2 * m) as i64 - m as i64;
+    match rng.below(6) {
+        0 => Datatype::contiguous(rng.below(4), &old).unwrap(),
+        1 => Datatype::vector(1 + rng.below(3), rng.below(3), signed(rng, 4), &old).unwrap(),
+        2 => {
+            let bls: Vec<u64> = (0..n).map(|_| rng.below(3)).collect();
+            let ds: Vec<i64> = (0..n).map(|_| signed(rng, 6)).collect();
+            Datatype::indexed(&bls, &ds, &old).unwrap()
+        }
+        3 => {
+            let bls: Vec<u64> = (0..n).map(|_| rng.below(3)).collect();
+            let ds: Vec<i64> = (0..n).map(|_| signed(rng, 40)).collect();
+            Datatype::hindexed(&bls, &ds, &old).unwrap()
+        }
+        4 => {
+            let bls: Vec<u64> = (0..n).map(|_| rng.below(3)).collect();
+            let ds: Vec<i64> = (0..n).map(|_| signed(rng, 40)).collect();
+            let ts: Vec<Datatype> = (0..n).map(|_| random_type(rng, depth - 1)).collect();
+            Datatype::structure(&bls, &ds, &ts).unwrap()
+        }
+        _ => Datatype::resized(&old, signed(rng, 8), signed(rng, 8) + 24).unwrap(),
+    }
+}
+
+#[test]
+fn random_nested_types_at_every_offset() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut checked = 0;
+    for _ in 0..300 {
+        let t = random_type(&mut rng, 3);
+        let count = rng.below(3);
+        if t.packed_size(count) <= 600 {
+            check_pack(&t, &byte_map(&t), count);
+            checked += 1;
+        }
+    }
+    assert!(checked > 200, "only {checked} random types were small enough");
+}
+
+#[test]
+fn contiguous_types_are_recognised() {
+    assert!(int().is_contiguous());
+    assert!(Datatype::contiguous(10, &int()).unwrap().is_contiguous());
+    assert!(Datatype::vector(4, 3, 3, &int()).unwrap().is_contiguous());
+    let two = Datatype::structure(&[1, 1], &[0, 4], &[int(), int()]).unwrap();
+    assert!(two.is_contiguous());
+    assert!(!Datatype::vector(4, 2, 3, &int()).unwrap().is_contiguous());
+    assert!(!Datatype::basic(Basic::DoubleInt).is_contiguous()); // 4 bytes of padding
+    assert!(!Datatype::resized(&int(), 0, 8).unwrap().is_contiguous());
+}
+
+#[test]
+fn large_vector_partial_pack_seeks_without_scanning() {
+    // 10^6 blocks: the middle fragment must come out right (and quickly).
+    let t = Datatype::vector(1_000_000, 1, 2, &int()).unwrap();
+    let buf: Vec<u8> = (0..8_000_000u32).map(|i| (i / 8) as u8 ^ (i % 8) as u8).collect();
+    let mut out = [0u8; 12];
+    let offset = 2_000_002u64;
+    t.pack(&buf, 0, 1, offset, &mut out);
+    // Stream byte s is byte s % 4 of int s / 4, which sits at 8 * (s / 4).
+    let expect: Vec<u8> = (offset..offset + 12)
+        .map(|s| buf[(8 * (s / 4) + s % 4) as usize])
+        .collect();
+    assert_eq!(out.to_vec(), expect);
+}
+
+#[test]
+#[should_panic(expected = "does not hold the span")]
+fn short_buffer_is_a_caller_bug_with_a_clear_message() {
+    let t = Datatype::vector(2, 1, 4, &int()).unwrap();
+    let mut out = [0u8; 8];
+    t.pack(&[0u8; 16], 0, 1, 0, &mut out);
+}
