@@ -345,9 +345,15 @@ impl Job {
             }
             self.wait_and_read(signals);
             for signal in signals.take() {
-                if signal != libc::SIGCHLD {
-                    self.fail(128 + signal, &format!("received {}", signal_name(signal)));
+                if signal == libc::SIGCHLD {
+                    continue;
                 }
+                if self.ending_since.is_some() && !self.killed {
+                    // A second Ctrl-C does not wait for the grace period.
+                    self.killed = true;
+                    self.signal_live(libc::SIGKILL);
+                }
+                self.fail(128 + signal, &format!("received {}", signal_name(signal)));
             }
             self.pump_server();
             self.reap();

@@ -78,6 +78,8 @@ impl Options {
             help: false,
         };
         let mut i = 0;
+        // After `--` the next word is the program even if it starts with `-`.
+        let mut end_of_options = false;
         while i < args.len() {
             let arg = &args[i];
             i += 1;
@@ -89,8 +91,16 @@ impl Options {
                 });
                 continue;
             }
-            if !app.argv.is_empty() || !arg.starts_with('-') || arg == "-" {
+            if !app.argv.is_empty()
+                || !arg.starts_with('-')
+                || arg == "-"
+                || std::mem::take(&mut end_of_options)
+            {
                 app.argv.push(arg.clone());
+                continue;
+            }
+            if arg == "--" {
+                end_of_options = true;
                 continue;
             }
             // `--name=value` and `-name value` are the same; one or two dashes alike.
@@ -119,14 +129,17 @@ impl Options {
                     .extend(read_hostfile(&value(1)?[0]).map_err(|e| usage_error(arg, e))?),
                 "x" => {
                     let v = value(1)?.remove(0);
-                    let pair = match v.split_once('=') {
-                        Some((k, val)) => (k.to_string(), val.to_string()),
-                        None => (v.clone(), env_lookup(&v).unwrap_or_default()),
+                    let (name, val) = match v.split_once('=') {
+                        Some((k, val)) => (k.to_string(), Some(val.to_string())),
+                        None => (v.clone(), env_lookup(&v)),
                     };
-                    if pair.0.is_empty() {
+                    if name.is_empty() {
                         return Err(usage_error(arg, format!("{v:?} does not name a variable")));
                     }
-                    o.env.push(pair);
+                    // `-x VAR` with VAR unset in mpirun exports nothing, as Open MPI does.
+                    if let Some(val) = val {
+                        o.env.push((name, val));
+                    }
                 }
                 "env" | "genv" => {
                     let mut v = value(2)?;
@@ -218,6 +231,9 @@ mod tests {
         assert_eq!(o.wdir, Some(PathBuf::from("/tmp")));
         assert!(o.tag_output);
         assert_eq!(o.timeout, Some(Duration::from_millis(1500)));
+        let o = parse("-x UNSET_VAR -- -prog -n").unwrap();
+        assert!(o.env.is_empty());
+        assert_eq!(o.apps[0].argv, ["-prog", "-n"]);
         let o = parse("--np=2 --launch-agent=rsh prog").unwrap();
         assert_eq!(o.apps[0].np, Some(2));
         assert_eq!(o.launch_agent, vec!["rsh"]);

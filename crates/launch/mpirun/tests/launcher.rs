@@ -492,3 +492,21 @@ fn hydra_starts_crossmpi_ranks() {
         .unwrap();
     assert_eq!(o.status.code(), Some(9));
 }
+
+#[test]
+fn hostile_pmi_input_drops_only_that_connection() {
+    // The rank writes garbage and an endless line straight into its PMI socket.
+    let script = "printf 'cmd=hello there\\n' >&$PMI_FD; head -c 10000 /dev/zero >&$PMI_FD; sleep 0.2; echo alive";
+    let o = mpirun(&["-n", "2", "sh", "-c", script]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(stdout_lines(&o), ["alive", "alive"]);
+    let err = text(&o.stderr);
+    for r in 0..2 {
+        assert!(
+            err.contains(&format!(
+                "dropped the PMI connection of rank {r}: word \"there\" is not key=value"
+            )),
+            "{err}"
+        );
+    }
+}
