@@ -1,7 +1,8 @@
-//! One job from start to end: spawning the ranks, the poll loop that forwards output,
-//! serves PMI and watches for exits, and the teardown.
+//! One job from start to end: the poll loop that forwards output, serves PMI and
+//! watches for exits, and the teardown (starting the ranks is in `start`).
 
-use crate::launch::{forwarded_to_remote, lib_dir, pmi_address_for, prepend_path, remote_argv};
+mod start;
+
 use crate::output::LineForwarder;
 use crate::pmi_socket::PmiSocket;
 use crate::sys::{self, signal_name, SignalPipe};
@@ -9,12 +10,11 @@ use crossmpi_pmi::server::{ConnId, Event, JobSpec, Server};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::net::TcpListener;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// How often the loop wakes without input: bounds how late a timeout or the SIGKILL
@@ -102,12 +102,12 @@ pub fn run(plans: Vec<RankPlan>, settings: JobSettings) -> i32 {
             }
         };
     let size = plans.len();
+    // Unique per job on this machine: mpirun's pid and start time.
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let kvsname = format!(
         "crossmpi_{}_{}",
         std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() % 1_000_000_007)
+        started.map_or(0, |d| d.as_micros())
     );
     let appnums = plans.iter().map(|p| p.appnum).collect();
     let server = Server::new(JobSpec {
@@ -135,157 +135,6 @@ pub fn run(plans: Vec<RankPlan>, settings: JobSettings) -> i32 {
 }
 
 impl Job {
-    fn start_all(&mut self) {
-        if self.plans.iter().any(|p| !p.local) {
-            let bound = TcpListener::bind("[::]:0").or_else(|_| TcpListener::bind("0.0.0.0:0"));
-            match bound.and_then(|l| l.set_nonblocking(true).map(|_| l)) {
-                Ok(l) => self.listener = Some(l),
-                Err(e) => return self.fail(1, &format!("cannot listen for PMI connections: {e}")),
-            }
-        }
-        for rank in 0..self.plans.len() {
-            if self.failure.is_some() {
-                self.ranks.push(RankProc {
-                    child: None,
-                    status: None,
-                    initialized: false,
-                    finalized: false,
-                });
-                continue;
-            }
-            let child = match self.spawn(rank) {
-                Ok(child) => Some(child),
-                Err((status, why)) => {
-                    self.fail(status, &why);
-                    None
-                }
-            };
-            self.ranks.push(RankProc {
-                child,
-                status: None,
-                initialized: false,
-                finalized: false,
-            });
-        }
-    }
-
-    /// The variables every rank gets on top of what it inherits.
-    fn common_env(&self, rank: usize, base_ld_path: Option<String>) -> Vec<(String, String)> {
-        let mut env = self.settings.env.clone();
-        let user_ld = self
-            .settings
-            .env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "LD_LIBRARY_PATH")
-            .map(|(_, v)| v.clone());
-        if let Some(lib) = lib_dir() {
-            env.push((
-                "LD_LIBRARY_PATH".into(),
-                prepend_path(&lib, user_ld.or(base_ld_path).as_deref()),
-            ));
-        }
-        env.push(("CROSSMPI_LAUNCHER".into(), "mpirun".into()));
-        env.push(("PMI_RANK".into(), rank.to_string()));
-        env.push(("PMI_SIZE".into(), self.plans.len().to_string()));
-        env.push(("PMI_JOBID".into(), self.kvsname.clone()));
-        env
-    }
-
-    fn spawn(&mut self, rank: usize) -> Result<Child, (i32, String)> {
-        let plan = self.plans[rank].clone();
-        let mut cmd;
-        let mut child_end = None;
-        if plan.local {
-            let (ours, theirs) =
-                UnixStream::pair().map_err(|e| (1, format!("socketpair for rank {rank}: {e}")))?;
-            let fd = theirs.as_raw_fd();
-            cmd = Command::new(&plan.program);
-            cmd.args(&plan.args).current_dir(&self.settings.wdir);
-            cmd.env_remove("PMI_PORT").env_remove("PMI_ID");
-            cmd.envs(self.common_env(rank, std::env::var("LD_LIBRARY_PATH").ok()));
-            cmd.env("PMI_FD", fd.to_string());
-            // SAFETY: the closure only calls fcntl (async-signal-safe) on a descriptor
-            // number captured by value; it allocates nothing and takes no lock.
-            unsafe { cmd.pre_exec(move || sys::keep_across_exec(fd)) };
-            self.add_conn(ConnId(rank), PmiSocket::Unix(ours), Some(rank))
-                .map_err(|e| (1, e))?;
-            child_end = Some(theirs);
-        } else {
-            let listener = self
-                .listener
-                .as_ref()
-                .ok_or((1, "no PMI listener".to_string()))?;
-            let ip: IpAddr = pmi_address_for(&plan.host, self.settings.mpirun_addr.as_deref())
-                .map_err(|e| (1, format!("rank {rank} on host {}: {e}", plan.host)))?;
-            let port = listener
-                .local_addr()
-                .map_err(|e| (1, e.to_string()))?
-                .port();
-            let mut env = forwarded_to_remote(std::env::vars());
-            env.extend(self.common_env(rank, std::env::var("LD_LIBRARY_PATH").ok()));
-            env.push(("PMI_PORT".into(), SocketAddr::new(ip, port).to_string()));
-            env.push(("PMI_ID".into(), rank.to_string()));
-            let argv = remote_argv(
-                &self.settings.launch_agent,
-                &plan.host,
-                &env,
-                &plan.program,
-                &plan.args,
-            );
-            cmd = Command::new(&argv[0]);
-            cmd.args(&argv[1..]).current_dir(&self.settings.wdir);
-        }
-        cmd.process_group(0)
-            .stdin(if rank == 0 {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if self.settings.verbose {
-            say(&format!("rank {rank} on {}: {cmd:?}", plan.host));
-        }
-        let spawned = cmd.spawn();
-        drop(child_end);
-        let mut child = spawned.map_err(|e| {
-            let status = if e.kind() == std::io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            };
-            let what = if plan.local {
-                plan.program.display().to_string()
-            } else {
-                self.settings.launch_agent[0].clone()
-            };
-            (
-                status,
-                format!("cannot start rank {rank} on {}: {what}: {e}", plan.host),
-            )
-        })?;
-        if let Some(mut stdin) = child.stdin.take() {
-            // Rank 0's stdin is fed from mpirun's; a thread keeps a slow reader from
-            // stalling the loop. It ends when either side closes.
-            std::thread::spawn(move || std::io::copy(&mut std::io::stdin().lock(), &mut stdin));
-        }
-        let tag = self.settings.tag_output;
-        for (fd, to_stderr) in [
-            (child.stdout.take().map(OwnedFd::from), false),
-            (child.stderr.take().map(OwnedFd::from), true),
-        ] {
-            if let Some(fd) = fd {
-                self.outputs.push(Output {
-                    to_stderr,
-                    file: File::from(fd),
-                    forwarder: LineForwarder::new(rank, tag),
-                });
-            }
-        }
-        Ok(child)
-    }
-
     fn add_conn(
         &mut self,
         conn: ConnId,
