@@ -149,3 +149,11 @@ pub fn signal_name(signal: i32) -> String {
     };
     format!("{name} ({signal})")
 }
+
+/// Whether reading mpirun's stdin is safe: it is not a terminal, or mpirun is in the
+/// terminal's foreground job (a background job reading its terminal would be stopped
+/// by SIGTTIN, and the whole job with it).
+pub fn stdin_readable_without_stopping() -> bool {
+    // SAFETY: isatty, tcgetpgrp and getpgrp take integers and touch no memory of ours.
+    unsafe { libc::isatty(0) == 0 || libc::tcgetpgrp(0) == libc::getpgrp() }
+}

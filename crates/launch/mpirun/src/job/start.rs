@@ -145,7 +145,11 @@ impl Job {
                 format!("cannot start rank {rank} on {}: {what}: {e}", plan.host),
             )
         })?;
-        if let Some(mut stdin) = child.stdin.take() {
+        let stdin = child
+            .stdin
+            .take()
+            .filter(|_| sys::stdin_readable_without_stopping());
+        if let Some(mut stdin) = stdin {
             // Rank 0's stdin is fed from mpirun's; a thread keeps a slow reader from
             // stalling the loop. It ends when either side closes.
             std::thread::spawn(move || std::io::copy(&mut std::io::stdin().lock(), &mut stdin));
