@@ -502,6 +502,39 @@ mod tests {
     }
 
     #[test]
+    fn survives_arbitrary_bytes_from_many_connections() {
+        let words: [&[u8]; 12] = [
+            b"cmd=",
+            b"put ",
+            b"kvsname=kvs_t ",
+            b"key=a ",
+            b"value=1",
+            b"\n",
+            b"barrier_in",
+            b"initack pmiid=1",
+            b"get",
+            b"abort exitcode=x",
+            b" ",
+            b"=\xff",
+        ];
+        let mut s = server(3);
+        let mut state = 0x9e37_79b9_u32;
+        for step in 0..30_000usize {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let conn = ConnId((state % 5) as usize);
+            if step % 97 == 0 {
+                s.remove_connection(conn);
+                let _ = s.add_connection(conn, (conn.0 < 3).then_some(conn.0));
+            }
+            s.receive(conn, words[(state >> 8) as usize % words.len()]);
+            while s.poll_transmit().is_some() {}
+            while s.poll_event().is_some() {}
+        }
+    }
+
+    #[test]
     fn put_checks_limits_and_kvsname() {
         let mut s = server(1);
         s.add_connection(ConnId(0), Some(0)).unwrap();
