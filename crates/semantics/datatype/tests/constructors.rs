@@ -29,11 +29,22 @@ fn predefined_sizes_and_pair_padding() {
     assert_eq!(bounds(&b(Basic::Complex32)), (32, 0, 32, 0, 32));
     assert_eq!(bounds(&b(Basic::Wchar)), (4, 0, 4, 0, 4));
     assert_eq!(b(Basic::LongLong).basic_kind(), Some(Basic::LongLong));
-    assert_eq!(Basic::TwoDoublePrecision.mpi_name(), "MPI_2DOUBLE_PRECISION");
+    assert_eq!(
+        Basic::TwoDoublePrecision.mpi_name(),
+        "MPI_2DOUBLE_PRECISION"
+    );
     assert_eq!(Basic::Long.external32_size(), 4);
     let env = b(Basic::Float).envelope();
     assert_eq!(env.combiner, Combiner::Named);
-    assert_eq!((env.num_integers, env.num_addresses, env.num_large_counts, env.num_datatypes), (0, 0, 0, 0));
+    assert_eq!(
+        (
+            env.num_integers,
+            env.num_addresses,
+            env.num_large_counts,
+            env.num_datatypes
+        ),
+        (0, 0, 0, 0)
+    );
 }
 
 #[test]
@@ -51,7 +62,15 @@ fn contiguous_vector_hvector() {
     let h = Datatype::hvector(2, 3, 100, &int).unwrap();
     assert_eq!(bounds(&h), (24, 0, 112, 0, 112));
     let (env, con) = (h.envelope(), h.contents());
-    assert_eq!((env.combiner, env.num_integers, env.num_addresses, env.num_datatypes), (Combiner::Hvector, 2, 1, 1));
+    assert_eq!(
+        (
+            env.combiner,
+            env.num_integers,
+            env.num_addresses,
+            env.num_datatypes
+        ),
+        (Combiner::Hvector, 2, 1, 1)
+    );
     assert_eq!((con.integers, con.addresses), (vec![2, 3], vec![100]));
     assert_eq!(con.datatypes[0].basic_kind(), Some(Basic::Int));
     let empty = Datatype::contiguous(0, &int).unwrap();
@@ -102,7 +121,10 @@ fn struct_extent_is_padded_to_the_most_aligned_member() {
     let rs = Datatype::structure(&[1, 1], &[0, 6], &[r, ch.clone()]).unwrap();
     assert_eq!(bounds(&rs), (5, 0, 6, 0, 7));
     let (env, c) = (dc.envelope(), dc.contents());
-    assert_eq!((env.num_integers, env.num_addresses, env.num_datatypes), (3, 2, 2));
+    assert_eq!(
+        (env.num_integers, env.num_addresses, env.num_datatypes),
+        (3, 2, 2)
+    );
     assert_eq!((c.integers, c.addresses), (vec![2, 1, 1], vec![0, 8]));
     assert_eq!(c.datatypes[1].basic_kind(), Some(Basic::Char));
 }
@@ -132,12 +154,19 @@ fn large_count_constructors_report_large_counts() {
     let (env, c) = (v.envelope(), v.contents());
     assert_eq!((env.num_integers, env.num_large_counts), (0, 3));
     assert_eq!(c.large_counts, vec![3, 2, 4]);
-    let h = Datatype::hindexed(&[1, 2], &[0, 64], &int).unwrap().with_large_counts();
+    let h = Datatype::hindexed(&[1, 2], &[0, 64], &int)
+        .unwrap()
+        .with_large_counts();
     assert_eq!(h.contents().large_counts, vec![2, 1, 2, 0, 64]);
     assert_eq!(h.envelope().num_addresses, 0);
-    let s = Datatype::subarray(&[4, 5], &[2, 3], &[1, 2], Order::C, &int).unwrap().with_large_counts();
+    let s = Datatype::subarray(&[4, 5], &[2, 3], &[1, 2], Order::C, &int)
+        .unwrap()
+        .with_large_counts();
     let c = s.contents();
-    assert_eq!((c.integers, c.large_counts), (vec![2, 0xC], vec![4, 5, 2, 3, 1, 2]));
+    assert_eq!(
+        (c.integers, c.large_counts),
+        (vec![2, 0xC], vec![4, 5, 2, 3, 1, 2])
+    );
 }
 
 #[test]
@@ -168,14 +197,29 @@ fn signatures_and_elements() {
 fn bad_arguments_are_named() {
     let int = b(Basic::Int);
     let e = Datatype::indexed(&[1, 2], &[0], &int).unwrap_err();
-    assert_eq!((e.function, e.argument, e.kind), ("MPI_Type_indexed", "array_of_displacements", ErrorKind::Argument));
-    assert!(e.to_string().starts_with("MPI_Type_indexed: array_of_displacements = an array of 1 entries"));
+    assert_eq!(
+        (e.function, e.argument, e.kind),
+        (
+            "MPI_Type_indexed",
+            "array_of_displacements",
+            ErrorKind::Argument
+        )
+    );
+    assert!(e
+        .to_string()
+        .starts_with("MPI_Type_indexed: array_of_displacements = an array of 1 entries"));
     let e = Datatype::structure(&[1], &[0], &[]).unwrap_err();
     assert_eq!(e.argument, "array_of_types");
     let e = Datatype::contiguous(u64::MAX, &int).unwrap_err();
-    assert_eq!((e.function, e.argument, e.kind), ("MPI_Type_contiguous", "count", ErrorKind::Overflow));
+    assert_eq!(
+        (e.function, e.argument, e.kind),
+        ("MPI_Type_contiguous", "count", ErrorKind::Overflow)
+    );
     let e = Datatype::vector(2, 1, i64::MAX / 2, &int).unwrap_err();
-    assert_eq!((e.argument, e.value.as_str()), ("stride", "4611686018427387903"));
+    assert_eq!(
+        (e.argument, e.value.as_str()),
+        ("stride", "4611686018427387903")
+    );
     let e = Datatype::hvector(3, 1, i64::MAX / 2, &int).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Overflow);
     let e = Datatype::resized(&int, i64::MAX, 10).unwrap_err();
@@ -187,14 +231,54 @@ fn bad_arguments_are_named() {
     let e = Datatype::subarray(&[], &[], &[], Order::C, &int).unwrap_err();
     assert_eq!(e.argument, "ndims");
     let blk = [Distribution::Block, Distribution::Block];
-    let e = Datatype::darray(4, 0, &[8, 8], &blk, &[DFLT_DARG; 2], &[3, 1], Order::C, &int).unwrap_err();
+    let e = Datatype::darray(
+        4,
+        0,
+        &[8, 8],
+        &blk,
+        &[DFLT_DARG; 2],
+        &[3, 1],
+        Order::C,
+        &int,
+    )
+    .unwrap_err();
     assert_eq!(e.argument, "array_of_psizes");
-    let e = Datatype::darray(4, 4, &[8, 8], &blk, &[DFLT_DARG; 2], &[2, 2], Order::C, &int).unwrap_err();
+    let e = Datatype::darray(
+        4,
+        4,
+        &[8, 8],
+        &blk,
+        &[DFLT_DARG; 2],
+        &[2, 2],
+        Order::C,
+        &int,
+    )
+    .unwrap_err();
     assert_eq!(e.argument, "rank");
-    let e = Datatype::darray(4, 0, &[8, 8], &blk, &[3, DFLT_DARG], &[2, 2], Order::C, &int).unwrap_err();
+    let e = Datatype::darray(
+        4,
+        0,
+        &[8, 8],
+        &blk,
+        &[3, DFLT_DARG],
+        &[2, 2],
+        Order::C,
+        &int,
+    )
+    .unwrap_err();
     assert_eq!((e.argument, e.value.as_str()), ("array_of_dargs", "3"));
     let none = [Distribution::None, Distribution::Block];
-    let e = Datatype::darray(4, 0, &[8, 8], &none, &[DFLT_DARG; 2], &[2, 2], Order::C, &int).unwrap_err();
+    let e = Datatype::darray(
+        4,
+        0,
+        &[8, 8],
+        &none,
+        &[DFLT_DARG; 2],
+        &[2, 2],
+        Order::C,
+        &int,
+    )
+    .unwrap_err();
     assert_eq!(e.argument, "array_of_psizes");
 }
 
@@ -231,7 +315,12 @@ fn linear(idx: &[u64], dims: &[u64], order: Order) -> i64 {
 }
 
 /// The byte map of the elements selected by `keep`, in memory order.
-fn array_map(dims: &[u64], order: Order, old: &Datatype, keep: impl Fn(&[u64]) -> bool) -> Vec<i64> {
+fn array_map(
+    dims: &[u64],
+    order: Order,
+    old: &Datatype,
+    keep: impl Fn(&[u64]) -> bool,
+) -> Vec<i64> {
     let old_map = common::byte_map(old);
     memory_order(dims, order)
         .iter()
@@ -255,14 +344,31 @@ fn subarray_matches_the_element_reference() {
         let n = 1 + rng.below(3) as usize;
         let sizes: Vec<u64> = (0..n).map(|_| 1 + rng.below(5)).collect();
         let subsizes: Vec<u64> = sizes.iter().map(|&s| 1 + rng.below(s)).collect();
-        let starts: Vec<u64> = sizes.iter().zip(&subsizes).map(|(&s, &ss)| rng.below(s - ss + 1)).collect();
-        let order = if rng.below(2) == 0 { Order::C } else { Order::Fortran };
-        let old = if rng.below(2) == 0 { b(Basic::Short) } else { b(Basic::ShortInt) };
+        let starts: Vec<u64> = sizes
+            .iter()
+            .zip(&subsizes)
+            .map(|(&s, &ss)| rng.below(s - ss + 1))
+            .collect();
+        let order = if rng.below(2) == 0 {
+            Order::C
+        } else {
+            Order::Fortran
+        };
+        let old = if rng.below(2) == 0 {
+            b(Basic::Short)
+        } else {
+            b(Basic::ShortInt)
+        };
         let t = Datatype::subarray(&sizes, &subsizes, &starts, order, &old).unwrap();
         let map = array_map(&sizes, order, &old, |idx| {
-            idx.iter().enumerate().all(|(i, &x)| x >= starts[i] && x < starts[i] + subsizes[i])
+            idx.iter()
+                .enumerate()
+                .all(|(i, &x)| x >= starts[i] && x < starts[i] + subsizes[i])
         });
-        assert_eq!((t.lb(), t.extent()), (0, sizes.iter().product::<u64>() as i64 * old.extent()));
+        assert_eq!(
+            (t.lb(), t.extent()),
+            (0, sizes.iter().product::<u64>() as i64 * old.extent())
+        );
         check_pack(&t, &map, 1 + rng.below(2));
     }
 }
@@ -270,27 +376,44 @@ fn subarray_matches_the_element_reference() {
 #[test]
 fn darray_matches_the_ownership_reference() {
     let mut rng = Rng(4242);
-    let dists = [Distribution::Block, Distribution::Cyclic, Distribution::None];
+    let dists = [
+        Distribution::Block,
+        Distribution::Cyclic,
+        Distribution::None,
+    ];
     for _ in 0..60 {
         let n = 1 + rng.below(3) as usize;
         let gsizes: Vec<u64> = (0..n).map(|_| 1 + rng.below(9)).collect();
         let distribs: Vec<Distribution> = (0..n).map(|_| dists[rng.below(3) as usize]).collect();
         let psizes: Vec<u64> = distribs
             .iter()
-            .map(|d| if *d == Distribution::None { 1 } else { 1 + rng.below(3) })
+            .map(|d| {
+                if *d == Distribution::None {
+                    1
+                } else {
+                    1 + rng.below(3)
+                }
+            })
             .collect();
         let dargs: Vec<i64> = (0..n)
             .map(|i| match distribs[i] {
                 Distribution::Cyclic if rng.below(2) == 0 => 1 + rng.below(3) as i64,
-                Distribution::Block if rng.below(2) == 0 => gsizes[i].div_ceil(psizes[i]) as i64 + rng.below(2) as i64,
+                Distribution::Block if rng.below(2) == 0 => {
+                    gsizes[i].div_ceil(psizes[i]) as i64 + rng.below(2) as i64
+                }
                 _ => DFLT_DARG,
             })
             .collect();
         let size: u64 = psizes.iter().product();
-        let order = if rng.below(2) == 0 { Order::C } else { Order::Fortran };
+        let order = if rng.below(2) == 0 {
+            Order::C
+        } else {
+            Order::Fortran
+        };
         let old = b(Basic::Int);
         for rank in 0..size {
-            let t = Datatype::darray(size, rank, &gsizes, &distribs, &dargs, &psizes, order, &old).unwrap();
+            let t = Datatype::darray(size, rank, &gsizes, &distribs, &dargs, &psizes, order, &old)
+                .unwrap();
             let mut coords = vec![0; n];
             let mut rest = rank;
             for i in (0..n).rev() {
@@ -305,8 +428,15 @@ fn darray_matches_the_ownership_reference() {
                     Distribution::Cyclic => (x / darg.unwrap_or(1)) % psizes[i],
                 }
             };
-            let map = array_map(&gsizes, order, &old, |idx| idx.iter().enumerate().all(|(i, &x)| owner(i, x) == coords[i]));
-            assert_eq!((t.lb(), t.extent()), (0, 4 * gsizes.iter().product::<u64>() as i64));
+            let map = array_map(&gsizes, order, &old, |idx| {
+                idx.iter()
+                    .enumerate()
+                    .all(|(i, &x)| owner(i, x) == coords[i])
+            });
+            assert_eq!(
+                (t.lb(), t.extent()),
+                (0, 4 * gsizes.iter().product::<u64>() as i64)
+            );
             check_pack(&t, &map, 1);
             assert_eq!(t.envelope().num_integers, 4 * n as u64 + 4);
         }

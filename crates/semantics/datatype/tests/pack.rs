@@ -40,21 +40,43 @@ fn irregular_types() {
     let short = Datatype::basic(Basic::Short);
     let indexed = Datatype::indexed(&[2, 0, 1, 3], &[5, 1, 0, -4], &int()).unwrap();
     check(&indexed, &[1, 2]);
-    check(&Datatype::hindexed(&[1, 2], &[-7, 3], &short).unwrap(), &[1, 3]);
-    check(&Datatype::indexed_block(2, &[4, 0, 9], &short).unwrap(), &[1, 2]);
-    check(&Datatype::hindexed_block(1, &[8, 1, 5], &int()).unwrap(), &[2]);
-    let types = [Datatype::basic(Basic::Char), Datatype::basic(Basic::Double), indexed.clone()];
+    check(
+        &Datatype::hindexed(&[1, 2], &[-7, 3], &short).unwrap(),
+        &[1, 3],
+    );
+    check(
+        &Datatype::indexed_block(2, &[4, 0, 9], &short).unwrap(),
+        &[1, 2],
+    );
+    check(
+        &Datatype::hindexed_block(1, &[8, 1, 5], &int()).unwrap(),
+        &[2],
+    );
+    let types = [
+        Datatype::basic(Basic::Char),
+        Datatype::basic(Basic::Double),
+        indexed.clone(),
+    ];
     let st = Datatype::structure(&[3, 1, 2], &[0, 8, 40], &types).unwrap();
     check(&st, &[1, 2]);
     check(&Datatype::vector(3, 2, 5, &st).unwrap(), &[1]);
     check(&Datatype::resized(&st, -16, 200).unwrap(), &[1, 2]);
-    check(&Datatype::indexed(&[1, 2], &[3, 0], &Datatype::basic(Basic::ShortInt)).unwrap(), &[2]);
+    check(
+        &Datatype::indexed(&[1, 2], &[3, 0], &Datatype::basic(Basic::ShortInt)).unwrap(),
+        &[2],
+    );
     check(&st.dup(), &[2]);
 }
 
 /// A random type of depth at most `depth` over small predefined types.
 fn random_type(rng: &mut Rng, depth: u32) -> Datatype {
-    const LEAVES: [Basic; 5] = [Basic::Char, Basic::Short, Basic::Int, Basic::Double, Basic::ShortInt];
+    const LEAVES: [Basic; 5] = [
+        Basic::Char,
+        Basic::Short,
+        Basic::Int,
+        Basic::Double,
+        Basic::ShortInt,
+    ];
     if depth == 0 || rng.below(4) == 0 {
         return Datatype::basic(LEAVES[rng.below(5) as usize]);
     }
@@ -96,7 +118,10 @@ fn random_nested_types_at_every_offset() {
             checked += 1;
         }
     }
-    assert!(checked > 200, "only {checked} random types were small enough");
+    assert!(
+        checked > 200,
+        "only {checked} random types were small enough"
+    );
 }
 
 #[test]
@@ -115,7 +140,9 @@ fn contiguous_types_are_recognised() {
 fn large_vector_partial_pack_seeks_without_scanning() {
     // 10^6 blocks: the middle fragment must come out right (and quickly).
     let t = Datatype::vector(1_000_000, 1, 2, &int()).unwrap();
-    let buf: Vec<u8> = (0..8_000_000u32).map(|i| (i / 8) as u8 ^ (i % 8) as u8).collect();
+    let buf: Vec<u8> = (0..8_000_000u32)
+        .map(|i| (i / 8) as u8 ^ (i % 8) as u8)
+        .collect();
     let mut out = [0u8; 12];
     let offset = 2_000_002u64;
     t.pack(&buf, 0, 1, offset, &mut out);

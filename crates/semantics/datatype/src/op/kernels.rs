@@ -197,12 +197,22 @@ pub(super) fn locate(min: bool, value: Num, index: Num, input: &[u8], inout: &mu
         .chunks_exact(vs + is)
         .zip(inout.chunks_exact_mut(vs + is))
     {
+        let better = if min {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
         match compare(value, &a[..vs], &b[..vs]) {
-            Some(Ordering::Equal) if compare(index, &a[vs..], &b[vs..]) == Some(Ordering::Less) => {
-                b[vs..].copy_from_slice(&a[vs..]);
-            }
-            Some(order) if (order == Ordering::Less) == min => b.copy_from_slice(a),
+            Some(Ordering::Equal) => keep_lower(index, &a[vs..], &mut b[vs..]),
+            Some(order) if order == better => b.copy_from_slice(a),
             _ => {}
         }
+    }
+}
+
+/// On a tie of values, the lower index wins.
+fn keep_lower(index: Num, input: &[u8], inout: &mut [u8]) {
+    if compare(index, input, inout) == Some(Ordering::Less) {
+        inout.copy_from_slice(input);
     }
 }

@@ -14,7 +14,9 @@ pub fn byte_map(t: &Datatype) -> Vec<i64> {
         return match b.pair_members() {
             Some((v, i)) => {
                 let off = v.size().next_multiple_of(i.alignment()) as i64;
-                (0..v.size() as i64).chain(off..off + i.size() as i64).collect()
+                (0..v.size() as i64)
+                    .chain(off..off + i.size() as i64)
+                    .collect()
             }
             None => (0..b.size() as i64).collect(),
         };
@@ -31,7 +33,11 @@ pub fn byte_map(t: &Datatype) -> Vec<i64> {
         Combiner::Dup | Combiner::Resized => place(&old_map, 0),
         Combiner::Contiguous => (0..ints[0]).for_each(|k| place(&old_map, k * ext)),
         Combiner::Vector | Combiner::Hvector => {
-            let stride = if env.combiner == Combiner::Vector { ints[2] * ext } else { addrs[0] };
+            let stride = if env.combiner == Combiner::Vector {
+                ints[2] * ext
+            } else {
+                addrs[0]
+            };
             for i in 0..ints[0] {
                 for j in 0..ints[1] {
                     place(&old_map, i * stride + j * ext);
@@ -41,7 +47,11 @@ pub fn byte_map(t: &Datatype) -> Vec<i64> {
         Combiner::Indexed | Combiner::Hindexed => {
             let n = ints[0] as usize;
             for i in 0..n {
-                let d = if env.combiner == Combiner::Indexed { ints[1 + n + i] * ext } else { addrs[i] };
+                let d = if env.combiner == Combiner::Indexed {
+                    ints[1 + n + i] * ext
+                } else {
+                    addrs[i]
+                };
                 for j in 0..ints[1 + i] {
                     place(&old_map, d + j * ext);
                 }
@@ -49,7 +59,11 @@ pub fn byte_map(t: &Datatype) -> Vec<i64> {
         }
         Combiner::IndexedBlock | Combiner::HindexedBlock => {
             for i in 0..ints[0] as usize {
-                let d = if env.combiner == Combiner::IndexedBlock { ints[2 + i] * ext } else { addrs[i] };
+                let d = if env.combiner == Combiner::IndexedBlock {
+                    ints[2 + i] * ext
+                } else {
+                    addrs[i]
+                };
                 for j in 0..ints[1] {
                     place(&old_map, d + j * ext);
                 }
@@ -95,7 +109,11 @@ impl Rng {
 /// split point of the stream.
 pub fn check_pack(t: &Datatype, map: &[i64], count: u64) {
     let full = byte_map_n(t, map, count);
-    assert_eq!(full.len() as u64, t.packed_size(count), "packed size of {t:?}");
+    assert_eq!(
+        full.len() as u64,
+        t.packed_size(count),
+        "packed size of {t:?}"
+    );
     let (lo, hi) = t.span(count);
     if !full.is_empty() {
         assert_eq!(lo, *full.iter().min().unwrap(), "span low of {t:?}");
@@ -104,7 +122,10 @@ pub fn check_pack(t: &Datatype, map: &[i64], count: u64) {
     let origin = (-lo).max(0) as usize + 3;
     let len = (origin as i64 + hi + 3) as usize;
     let buf: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
-    let expect: Vec<u8> = full.iter().map(|&d| buf[(origin as i64 + d) as usize]).collect();
+    let expect: Vec<u8> = full
+        .iter()
+        .map(|&d| buf[(origin as i64 + d) as usize])
+        .collect();
     let mut out = vec![0u8; full.len()];
     t.pack(&buf, origin, count, 0, &mut out);
     assert_eq!(out, expect, "full pack of {t:?}");

@@ -1,0 +1,325 @@
+//! Every predefined operator on every type it is defined for, with expected values
+//! computed here from an independent description of each type; undefined pairs rejected.
+
+use crossmpi_datatype::op::{apply, is_defined, Op};
+use crossmpi_datatype::Basic;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Int(usize, bool),
+    F16,
+    F32,
+    F64,
+    X87,
+    F128,
+}
+
+/// (kind of each scalar, scalars per element, is complex)
+fn describe(b: Basic) -> (Kind, usize, bool) {
+    use Basic::*;
+    match b {
+        Char | SignedChar | Int8 | Integer1 | Logical1 => (Kind::Int(1, true), 1, false),
+        UnsignedChar | Byte | Uint8 | CBool | CxxBool | Packed | Character => {
+            (Kind::Int(1, false), 1, false)
+        }
+        Short | Int16 | Integer2 | Logical2 => (Kind::Int(2, true), 1, false),
+        UnsignedShort | Uint16 => (Kind::Int(2, false), 1, false),
+        Int | Int32 | Integer | Integer4 | Logical | Logical4 => (Kind::Int(4, true), 1, false),
+        Unsigned | Uint32 | Wchar => (Kind::Int(4, false), 1, false),
+        Long | LongLong | Int64 | Aint | Offset | Count | Integer8 | Logical8 => {
+            (Kind::Int(8, true), 1, false)
+        }
+        UnsignedLong | UnsignedLongLong | Uint64 => (Kind::Int(8, false), 1, false),
+        Integer16 | Logical16 => (Kind::Int(16, true), 1, false),
+        Real2 => (Kind::F16, 1, false),
+        Float | Real | Real4 => (Kind::F32, 1, false),
+        Double | DoublePrecision | Real8 => (Kind::F64, 1, false),
+        LongDouble => (Kind::X87, 1, false),
+        Real16 => (Kind::F128, 1, false),
+        Complex4 => (Kind::F16, 2, true),
+        CFloatComplex | CxxFloatComplex | Complex | Complex8 => (Kind::F32, 2, true),
+        CDoubleComplex | CxxDoubleComplex | DoubleComplex | Complex16 => (Kind::F64, 2, true),
+        CLongDoubleComplex | CxxLongDoubleComplex => (Kind::X87, 2, true),
+        Complex32 => (Kind::F128, 2, true),
+        // Pairs are handled by the MINLOC/MAXLOC test.
+        FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | LongDoubleInt | TwoReal
+        | TwoDoublePrecision | TwoInteger => (Kind::Int(0, false), 0, false),
+    }
+}
+
+/// The bytes of small integer `v` as a scalar of `kind`.
+fn encode(kind: Kind, v: i64) -> Vec<u8> {
+    let (neg, m) = (v < 0, v.unsigned_abs());
+    let e = 63u64.saturating_sub(m.leading_zeros() as u64); // exponent of the leading bit
+    match kind {
+        Kind::Int(n, _) => (v as i128).to_le_bytes()[..n].to_vec(),
+        Kind::F16 if m == 0 => vec![0, 0],
+        Kind::F16 => {
+            let bits = ((neg as u16) << 15)
+                | (((15 + e) as u16) << 10)
+                | ((((m << 10) >> e) & 0x3ff) as u16);
+            bits.to_le_bytes().to_vec()
+        }
+        Kind::F32 => (v as f32).to_le_bytes().to_vec(),
+        Kind::F64 => (v as f64).to_le_bytes().to_vec(),
+        Kind::X87 if m == 0 => vec![0; 16],
+        Kind::X87 => {
+            let mut out = (m << (63 - e)).to_le_bytes().to_vec();
+            out.extend((((neg as u16) << 15) | (16383 + e as u16)).to_le_bytes());
+            out.extend([0; 6]);
+            out
+        }
+        Kind::F128 if m == 0 => vec![0; 16],
+        Kind::F128 => {
+            let frac = ((m as u128) << (112 - e)) & ((1u128 << 112) - 1);
+            let bits = ((neg as u128) << 127) | ((16383 + e as u128) << 112) | frac;
+            bits.to_le_bytes().to_vec()
+        }
+    }
+}
+
+fn encode_all(kind: Kind, vals: &[i64]) -> Vec<u8> {
+    vals.iter().flat_map(|&v| encode(kind, v)).collect()
+}
+
+fn run(op: Op, b: Basic, input: &[u8], inout: &[u8]) -> Vec<u8> {
+    let mut io = inout.to_vec();
+    apply(op, b, input, &mut io).unwrap_or_else(|e| panic!("{e}"));
+    io
+}
+
+const A: [i64; 5] = [3, 0, 0, 7, 2];
+const B: [i64; 5] = [5, 3, 0, 0, 2];
+
+fn expected(op: Op) -> [i64; 5] {
+    let f = |g: fn(i64, i64) -> i64| std::array::from_fn(|i| g(A[i], B[i]));
+    match op {
+        Op::Sum => f(|a, b| a + b),
+        Op::Prod => f(|a, b| a * b),
+        Op::Min => f(|a, b| a.min(b)),
+        Op::Max => f(|a, b| a.max(b)),
+        Op::Band => f(|a, b| a & b),
+        Op::Bor => f(|a, b| a | b),
+        Op::Bxor => f(|a, b| a ^ b),
+        Op::Land => f(|a, b| (a != 0 && b != 0) as i64),
+        Op::Lor => f(|a, b| (a != 0 || b != 0) as i64),
+        Op::Lxor => f(|a, b| ((a != 0) != (b != 0)) as i64),
+        _ => unreachable!("not an elementwise op"),
+    }
+}
+
+#[test]
+fn every_op_on_every_scalar_type() {
+    let mut checked = 0;
+    for &b in Basic::ALL {
+        let (kind, parts, complex) = describe(b);
+        if parts != 1 || complex {
+            continue;
+        }
+        for &op in Op::ALL {
+            if matches!(op, Op::MinLoc | Op::MaxLoc | Op::Replace | Op::NoOp) || !is_defined(op, b)
+            {
+                continue;
+            }
+            let got = run(op, b, &encode_all(kind, &A), &encode_all(kind, &B));
+            assert_eq!(
+                got,
+                encode_all(kind, &expected(op)),
+                "{} on {}",
+                op.mpi_name(),
+                b.mpi_name()
+            );
+            checked += 1;
+        }
+    }
+    // 32 integer types x 7 ops (arithmetic, min/max, bitwise) + 14 C integers x 3
+    // logical ops + 8 logical types x 3 + 6 reals x 4 (every float kind).
+    assert!(checked >= 200, "only {checked} combinations");
+}
+
+#[test]
+fn integer_arithmetic_wraps_and_signedness_matters() {
+    let io = run(Op::Sum, Basic::Int8, &[100], &[100]);
+    assert_eq!(io, vec![200u8]); // -56 as two's complement
+    assert_eq!(run(Op::Max, Basic::Int8, &[0xff], &[1]), vec![1]); // -1 < 1
+    assert_eq!(run(Op::Max, Basic::Uint8, &[0xff], &[1]), vec![0xff]);
+    let big = run(
+        Op::Prod,
+        Basic::Integer16,
+        &(1i128 << 100).to_le_bytes(),
+        &3i128.to_le_bytes(),
+    );
+    assert_eq!(big, (3i128 << 100).to_le_bytes().to_vec());
+}
+
+#[test]
+fn complex_sum_and_product() {
+    // (1 + 2i)(3 + 4i) = -5 + 10i ; (3 + 0i)(2 + 5i) = 6 + 15i
+    let (a, b) = ([1, 2, 3, 0], [3, 4, 2, 5]);
+    for &basic in Basic::ALL {
+        let (kind, _, complex) = describe(basic);
+        if !complex {
+            continue;
+        }
+        let sum = run(Op::Sum, basic, &encode_all(kind, &a), &encode_all(kind, &b));
+        assert_eq!(
+            sum,
+            encode_all(kind, &[4, 6, 5, 5]),
+            "sum on {}",
+            basic.mpi_name()
+        );
+        let prod = run(
+            Op::Prod,
+            basic,
+            &encode_all(kind, &a),
+            &encode_all(kind, &b),
+        );
+        assert_eq!(
+            prod,
+            encode_all(kind, &[-5, 10, 6, 15]),
+            "prod on {}",
+            basic.mpi_name()
+        );
+        assert!(!is_defined(Op::Min, basic) && !is_defined(Op::Band, basic));
+    }
+}
+
+#[test]
+fn floating_min_max_with_negatives_and_half_rounding() {
+    let x = encode_all(Kind::X87, &[-3, 4]);
+    let y = encode_all(Kind::X87, &[-5, 9]);
+    assert_eq!(
+        run(Op::Min, Basic::LongDouble, &x, &y),
+        encode_all(Kind::X87, &[-5, 4])
+    );
+    assert_eq!(
+        run(Op::Max, Basic::LongDouble, &x, &y),
+        encode_all(Kind::X87, &[-3, 9])
+    );
+    assert_eq!(
+        run(Op::Sum, Basic::LongDouble, &x, &y),
+        encode_all(Kind::X87, &[-8, 13])
+    );
+    let q = encode_all(Kind::F128, &[-3, 4]);
+    let r = encode_all(Kind::F128, &[7, -2]);
+    assert_eq!(
+        run(Op::Prod, Basic::Real16, &q, &r),
+        encode_all(Kind::F128, &[-21, -8])
+    );
+    // binary16: 2049 is not representable; 2048 + 1 rounds to even (2048).
+    let h = encode(Kind::F16, 2048);
+    let one = encode(Kind::F16, 1);
+    assert_eq!(run(Op::Sum, Basic::Real2, &h, &one), h);
+    assert_eq!(
+        run(Op::Sum, Basic::Real2, &h, &encode(Kind::F16, 3)),
+        encode(Kind::F16, 2052)
+    );
+    // binary16 subnormals: 2^-24 + 2^-24 = 2^-23.
+    assert_eq!(run(Op::Sum, Basic::Real2, &[1, 0], &[1, 0]), vec![2, 0]);
+}
+
+fn pair(b: Basic, value: i64, index: i64) -> Vec<u8> {
+    let (v, i) = b.pair_members().unwrap();
+    let kind = |m: Basic| match m {
+        Basic::Float | Basic::Real => Kind::F32,
+        Basic::Double | Basic::DoublePrecision => Kind::F64,
+        Basic::LongDouble => Kind::X87,
+        other => Kind::Int(other.size() as usize, true),
+    };
+    [encode(kind(v), value), encode(kind(i), index)].concat()
+}
+
+fn pairs(b: Basic, list: &[(i64, i64)]) -> Vec<u8> {
+    list.iter().flat_map(|&(v, i)| pair(b, v, i)).collect()
+}
+
+#[test]
+fn minloc_maxloc_on_every_pair_type_with_the_lower_index_winning_ties() {
+    let a = [(3, 1), (5, 4), (-2, 9), (1, 3)];
+    let b = [(3, 0), (4, 2), (-2, 10), (1, 3)];
+    let mut seen = 0;
+    for &basic in Basic::ALL {
+        if basic.pair_members().is_none() {
+            assert!(!is_defined(Op::MinLoc, basic) && !is_defined(Op::MaxLoc, basic));
+            continue;
+        }
+        seen += 1;
+        let min = run(Op::MinLoc, basic, &pairs(basic, &a), &pairs(basic, &b));
+        assert_eq!(
+            min,
+            pairs(basic, &[(3, 0), (4, 2), (-2, 9), (1, 3)]),
+            "MINLOC on {}",
+            basic.mpi_name()
+        );
+        let max = run(Op::MaxLoc, basic, &pairs(basic, &a), &pairs(basic, &b));
+        assert_eq!(
+            max,
+            pairs(basic, &[(3, 0), (5, 4), (-2, 9), (1, 3)]),
+            "MAXLOC on {}",
+            basic.mpi_name()
+        );
+        for op in [Op::Sum, Op::Min, Op::Max, Op::Prod, Op::Band, Op::Land] {
+            assert!(
+                !is_defined(op, basic),
+                "{} on {}",
+                op.mpi_name(),
+                basic.mpi_name()
+            );
+        }
+    }
+    assert_eq!(seen, 9);
+}
+
+#[test]
+fn replace_and_no_op_on_every_type() {
+    for &b in Basic::ALL {
+        let n = 3 * b.size() as usize;
+        let input: Vec<u8> = (0..n as u8).collect();
+        let inout = vec![0xaa; n];
+        assert_eq!(run(Op::Replace, b, &input, &inout), input);
+        assert_eq!(run(Op::NoOp, b, &input, &inout), inout);
+    }
+}
+
+#[test]
+fn undefined_combinations_and_bad_lengths_are_rejected() {
+    let rejected = [
+        (Op::Sum, Basic::TwoInt),
+        (Op::Band, Basic::Float),
+        (Op::Band, Basic::Logical),
+        (Op::Min, Basic::CDoubleComplex),
+        (Op::Land, Basic::Double),
+        (Op::Land, Basic::Integer),
+        (Op::MinLoc, Basic::Int),
+        (Op::Sum, Basic::Char),
+        (Op::Max, Basic::Wchar),
+        (Op::Sum, Basic::Packed),
+        (Op::Sum, Basic::Byte),
+        (Op::Lor, Basic::Byte),
+        (Op::Sum, Basic::CBool),
+    ];
+    for (op, b) in rejected {
+        assert!(!is_defined(op, b));
+        let n = b.size() as usize;
+        let mut inout = vec![1u8; n];
+        let e = apply(op, b, &vec![1u8; n], &mut inout).unwrap_err();
+        assert_eq!((e.op, e.basic), (op, b));
+        assert!(e
+            .to_string()
+            .starts_with(&format!("{} on {}", op.mpi_name(), b.mpi_name())));
+        assert_eq!(inout, vec![1u8; n], "a rejected op leaves inout alone");
+    }
+    for (op, b) in [
+        (Op::Band, Basic::Byte),
+        (Op::Sum, Basic::Aint),
+        (Op::Land, Basic::CxxBool),
+        (Op::Bxor, Basic::Integer8),
+    ] {
+        assert!(is_defined(op, b));
+    }
+    let mut inout = [0u8; 8];
+    let e = apply(Op::Sum, Basic::Int, &[0u8; 4], &mut inout).unwrap_err();
+    assert!(e.reason.contains("not the same whole number"), "{e}");
+    let e = apply(Op::Sum, Basic::Int, &[0u8; 6], &mut inout[..6]).unwrap_err();
+    assert!(e.reason.contains("4-byte"), "{e}");
+}
