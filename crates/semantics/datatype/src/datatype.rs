@@ -371,7 +371,9 @@ impl Datatype {
     /// MPI_PACKED matches any data of no more bytes).
     pub fn signature_matches_prefix(&self, count: u64, other: &Datatype, other_count: u64) -> bool {
         let packed = |t: &Datatype| t.uniform_basic() == Some(Basic::Packed);
-        if packed(self) || packed(other) {
+        let uniform =
+            self.uniform_basic().is_some() && self.uniform_basic() == other.uniform_basic();
+        if uniform || packed(self) || packed(other) {
             return self.packed_size(count) <= other.packed_size(other_count);
         }
         let mine = self.0.frag.sig.repeat(count);

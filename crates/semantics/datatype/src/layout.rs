@@ -6,6 +6,11 @@
 
 use std::sync::Arc;
 
+/// Block lists longer than this stay one part when concatenated instead of being copied
+/// into the new list: an indexed type of indexed types would otherwise hold the product
+/// of both lengths.
+const FLATTEN_LIMIT: usize = 16;
+
 /// One contiguous run of bytes: (displacement in bytes, length).
 pub(crate) type Run = (i64, u64);
 
@@ -157,7 +162,7 @@ impl Node {
             }
             Node::Blocks {
                 disp, runs: own, ..
-            } => {
+            } if own.len() <= FLATTEN_LIMIT => {
                 for &(d, len) in own.iter() {
                     push_run(runs, (disp + d, len));
                 }

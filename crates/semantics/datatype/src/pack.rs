@@ -19,7 +19,7 @@ impl Datatype {
         &self,
         function: &str,
         buf_len: usize,
-        origin: usize,
+        origin: isize,
         count: u64,
         offset: u64,
         len: usize,
@@ -41,6 +41,13 @@ impl Datatype {
     /// Packs bytes `[offset, offset + out.len())` of the packed stream of `count`
     /// elements whose base address is index `origin` of `buf`.
     pub fn pack(&self, buf: &[u8], origin: usize, count: u64, offset: u64, out: &mut [u8]) {
+        self.pack_at(buf, origin as isize, count, offset, out)
+    }
+
+    /// As `pack`, with an origin that may lie before the buffer: with MPI_BOTTOM and
+    /// absolute displacements the base address (0) is far below the data, so the MPI
+    /// layer passes the slice of addresses `[span.0, span.1)` and origin `-span.0`.
+    pub fn pack_at(&self, buf: &[u8], origin: isize, count: u64, offset: u64, out: &mut [u8]) {
         self.check_bounds(
             "Datatype::pack",
             buf.len(),
@@ -65,6 +72,11 @@ impl Datatype {
 
     /// The inverse of `pack`: writes stream bytes `[offset, offset + input.len())` into `buf`.
     pub fn unpack(&self, input: &[u8], buf: &mut [u8], origin: usize, count: u64, offset: u64) {
+        self.unpack_at(input, buf, origin as isize, count, offset)
+    }
+
+    /// As `unpack`, with an origin that may lie before the buffer (see `pack_at`).
+    pub fn unpack_at(&self, input: &[u8], buf: &mut [u8], origin: isize, count: u64, offset: u64) {
         self.check_bounds(
             "Datatype::unpack",
             buf.len(),

@@ -6,6 +6,9 @@ use crate::basic::Basic;
 use crate::layout::prefix_sums;
 use std::sync::Arc;
 
+/// Sequences longer than this stay one part when concatenated (see `layout`).
+const FLATTEN_LIMIT: usize = 16;
+
 #[derive(Clone, Debug)]
 pub(crate) enum Sig {
     Empty,
@@ -117,7 +120,9 @@ impl Sig {
                 (Some(Sig::Run { basic, n }), Sig::Run { basic: b, n: m }) if *basic == b => {
                     *n += m
                 }
-                (_, Sig::Seq { parts, .. }) => merged.extend(parts.iter().cloned()),
+                (_, Sig::Seq { parts, .. }) if parts.len() <= FLATTEN_LIMIT => {
+                    merged.extend(parts.iter().cloned())
+                }
                 (_, part) => merged.push(part),
             }
         }

@@ -110,7 +110,7 @@ fn struct_extent_is_padded_to_the_most_aligned_member() {
     assert_eq!(bounds(&dc), (9, 0, 16, 0, 9));
     let ic = Datatype::structure(&[1, 1], &[0, 4], &[int.clone(), ch.clone()]).unwrap();
     assert_eq!(bounds(&ic), (5, 0, 8, 0, 5));
-    let cc = Datatype::structure(&[2], &[0], &[ch.clone()]).unwrap();
+    let cc = Datatype::structure(&[2], &[0], std::slice::from_ref(&ch)).unwrap();
     assert_eq!(bounds(&cc), (2, 0, 2, 0, 2));
     // The pair types are exactly such structures.
     let di = Datatype::structure(&[1, 1], &[0, 8], &[d.clone(), int.clone()]).unwrap();

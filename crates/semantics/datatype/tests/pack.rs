@@ -160,3 +160,30 @@ fn short_buffer_is_a_caller_bug_with_a_clear_message() {
     let mut out = [0u8; 8];
     t.pack(&[0u8; 16], 0, 1, 0, &mut out);
 }
+
+#[test]
+fn absolute_displacements_with_an_origin_before_the_buffer() {
+    // As with MPI_BOTTOM: displacements are addresses 1000 and 1012; the slice starts
+    // at address 1000, so the base address lies 1000 bytes before it.
+    let t = Datatype::hindexed(&[1, 1], &[1000, 1012], &int()).unwrap();
+    assert_eq!(t.span(1), (1000, 1016));
+    let buf: Vec<u8> = (0..16).collect();
+    let mut out = [0u8; 8];
+    t.pack_at(&buf, -1000, 1, 0, &mut out);
+    assert_eq!(out, [0, 1, 2, 3, 12, 13, 14, 15]);
+    let mut back = [0u8; 16];
+    t.unpack_at(&out[2..], &mut back, -1000, 1, 2);
+    assert_eq!(back, [0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14, 15]);
+}
+
+#[test]
+fn long_block_lists_nest_instead_of_multiplying() {
+    // 64 x 64 irregular blocks: still packs right, through nested lists.
+    let inner_bls: Vec<u64> = (0..64).map(|i| 1 + i % 3).collect();
+    let inner_ds: Vec<i64> = (0..64).map(|i| 4 * i).collect();
+    let inner = Datatype::indexed(&inner_bls, &inner_ds, &Datatype::basic(Basic::Char)).unwrap();
+    let outer_ds: Vec<i64> = (0..64).map(|i| 300 * i + (i % 5)).collect();
+    let outer = Datatype::hindexed_block(1, &outer_ds, &inner).unwrap();
+    let map = byte_map(&outer);
+    check_pack(&outer, &map, 1);
+}
