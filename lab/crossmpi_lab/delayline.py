@@ -3,6 +3,7 @@ crossmpi's user-space delay line (`crossmpi-tapdelay`) between two TAPs."""
 
 import os
 import shutil
+import subprocess
 
 from . import netns
 
@@ -17,6 +18,12 @@ def mode():
     if wanted == "auto":
         return "netem" if netns.netem_available() else "tapdelay"
     return wanted
+
+
+def is_delay_line(path):
+    """True if `path` is a working crossmpi-tapdelay (not a stale or stub build)."""
+    p = subprocess.run([path, "--help"], capture_output=True, text=True)
+    return p.returncode == 0 and p.stdout.startswith("usage: crossmpi-tapdelay")
 
 
 def tapdelay_binary():
@@ -36,7 +43,7 @@ def tapdelay_binary():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
     candidates += [os.path.join(target, kind, "crossmpi-tapdelay") for kind in ("release", "debug")]
     for c in candidates:
-        if os.access(c, os.X_OK):
+        if os.access(c, os.X_OK) and is_delay_line(c):
             return c
     raise FileNotFoundError("crossmpi-tapdelay not found (looked in " + ", ".join(candidates) +
                             "); build it with `cargo build --release -p crossmpi-tapdelay` or set CROSSMPI_TAPDELAY")

@@ -14,12 +14,17 @@ pub struct Options {
     pub vnet: bool,
     pub seed: u64,
     pub link: LinkConfig,
+    /// How long before a frame is due the loop stops sleeping and polls instead.
+    pub spin_ns: u64,
 }
 
 /// Memory per direction, in MiB: 256 MiB holds 4096 full 64 KiB vnet segments, more
 /// than a 10 Gbit/s link keeps in flight with 200 ms of delay... at 1 Gbit/s, the
 /// rate the lab emulates faithfully, it covers 2 s.
-const DEFAULT_QUEUE_MB: usize = 256;
+const DEFAULT_QUEUE_MB: u64 = 256;
+/// Timer wake-ups in a VM come 20-100 µs late; polling through the last 100 µs
+/// before a frame is due makes it leave on time, at the cost of CPU only then.
+const DEFAULT_SPIN_US: u64 = 100;
 /// A 20 ms router buffer, the common rule of thumb for WAN routers.
 const DEFAULT_MAX_BACKLOG_US: u64 = 20_000;
 
@@ -51,8 +56,28 @@ pub fn frame_buffer_len(vnet: bool) -> usize {
     }
 }
 
-/// `queue_mb` is `CROSSMPI_TAPDELAY_QUEUE_MB` (None: the default).
-pub fn parse(args: &[String], queue_mb: Option<&str>) -> Result<Options, String> {
+/// The environment variables that tune the delay line (None: not set).
+#[derive(Default)]
+pub struct Tunables<'a> {
+    /// CROSSMPI_TAPDELAY_QUEUE_MB: memory per direction.
+    pub queue_mb: Option<&'a str>,
+    /// CROSSMPI_TAPDELAY_SPIN_US: polling time before a frame is due.
+    pub spin_us: Option<&'a str>,
+}
+
+fn tunable(name: &str, value: Option<&str>, default: u64, max: u64) -> Result<u64, String> {
+    match value {
+        None => Ok(default),
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) if n <= max => Ok(n),
+            _ => Err(format!(
+                "crossmpi-tapdelay: {name} value {v:?} is not in 0..{max}"
+            )),
+        },
+    }
+}
+
+pub fn parse(args: &[String], env: &Tunables) -> Result<Options, String> {
     let mut positional = Vec::new();
     let (mut delay_us, mut loss_pct, mut seed) = (None, 0.0f64, 1u64);
     let (mut rate_mbit, mut backlog_us, mut vnet) = (None::<f64>, DEFAULT_MAX_BACKLOG_US, false);
@@ -92,22 +117,30 @@ pub fn parse(args: &[String], queue_mb: Option<&str>) -> Result<Options, String>
         Some(r) => Some((r * 1e6) as u64),
         None => None,
     };
-    let queue_mb = match queue_mb {
-        None => DEFAULT_QUEUE_MB,
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if (1..=65_536).contains(&n) => n,
-            _ => {
-                return Err(format!(
-                    "crossmpi-tapdelay: CROSSMPI_TAPDELAY_QUEUE_MB value {v:?} is not in 1..65536"
-                ))
-            }
-        },
-    };
+    let queue_mb = tunable(
+        "CROSSMPI_TAPDELAY_QUEUE_MB",
+        env.queue_mb,
+        DEFAULT_QUEUE_MB,
+        65_536,
+    )?;
+    if queue_mb == 0 {
+        return Err(
+            "crossmpi-tapdelay: CROSSMPI_TAPDELAY_QUEUE_MB value \"0\" is not in 1..65536".into(),
+        );
+    }
+    let queue_mb = queue_mb as usize;
+    let spin_us = tunable(
+        "CROSSMPI_TAPDELAY_SPIN_US",
+        env.spin_us,
+        DEFAULT_SPIN_US,
+        10_000,
+    )?;
     Ok(Options {
         a: endpoint(a)?,
         b: endpoint(b)?,
         vnet,
         seed,
+        spin_ns: spin_us * 1_000,
         link: LinkConfig {
             delay_ns: delay_us * 1_000,
             loss: loss_pct / 100.0,
@@ -123,6 +156,13 @@ pub fn parse(args: &[String], queue_mb: Option<&str>) -> Result<Options, String>
 mod tests {
     use super::*;
 
+    fn queue(mb: &str) -> Tunables<'_> {
+        Tunables {
+            queue_mb: Some(mb),
+            spin_us: None,
+        }
+    }
+
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
     }
@@ -131,7 +171,7 @@ mod tests {
     fn full_command_line_is_understood() {
         let o = parse(
             &argv("l1-a:t0 l1-b:t1 --delay-us 2500 --loss 1.5 --seed 9 --rate-mbit 200 --vnet"),
-            None,
+            &Tunables::default(),
         )
         .unwrap();
         assert_eq!(o.a, ("l1-a".into(), "t0".into()));
@@ -147,26 +187,47 @@ mod tests {
 
     #[test]
     fn bad_values_are_named_in_the_error() {
-        let e = parse(&argv("a:t b:t --delay-us ten"), None).unwrap_err();
+        let e = parse(&argv("a:t b:t --delay-us ten"), &Tunables::default()).unwrap_err();
         assert!(e.contains("--delay-us") && e.contains("\"ten\""), "{e}");
-        let e = parse(&argv("a:t b:t --delay-us 1 --loss 150"), None).unwrap_err();
+        let e = parse(
+            &argv("a:t b:t --delay-us 1 --loss 150"),
+            &Tunables::default(),
+        )
+        .unwrap_err();
         assert!(e.contains("--loss") && e.contains("150"), "{e}");
-        let e = parse(&argv("a:t bt --delay-us 1"), None).unwrap_err();
+        let e = parse(&argv("a:t bt --delay-us 1"), &Tunables::default()).unwrap_err();
         assert!(e.contains("\"bt\""), "{e}");
-        let e = parse(&argv("a:t b:t"), None).unwrap_err();
+        let e = parse(&argv("a:t b:t"), &Tunables::default()).unwrap_err();
         assert!(e.contains("--delay-us is required"), "{e}");
-        let e = parse(&argv("a:t b:t --delay-us 1"), Some("0")).unwrap_err();
+        for bad in ["0", "lots"] {
+            let e = parse(&argv("a:t b:t --delay-us 1"), &queue(bad)).unwrap_err();
+            let quoted = format!("{bad:?}");
+            assert!(
+                e.contains("CROSSMPI_TAPDELAY_QUEUE_MB") && e.contains(&quoted),
+                "{e}"
+            );
+        }
+        let spin = Tunables {
+            queue_mb: None,
+            spin_us: Some("20000"),
+        };
+        let e = parse(&argv("a:t b:t --delay-us 1"), &spin).unwrap_err();
         assert!(
-            e.contains("CROSSMPI_TAPDELAY_QUEUE_MB") && e.contains("\"0\""),
+            e.contains("CROSSMPI_TAPDELAY_SPIN_US") && e.contains("\"20000\""),
             "{e}"
         );
-        let e = parse(&argv("a:t b:t --delay-us 1 --rate-mbit -3"), None).unwrap_err();
+        let e = parse(
+            &argv("a:t b:t --delay-us 1 --rate-mbit -3"),
+            &Tunables::default(),
+        )
+        .unwrap_err();
         assert!(e.contains("--rate-mbit"), "{e}");
     }
 
     #[test]
     fn queue_size_sets_the_frame_bound() {
-        let o = parse(&argv("a:t b:t --delay-us 0"), Some("9")).unwrap();
+        let o = parse(&argv("a:t b:t --delay-us 0"), &queue("9")).unwrap();
+        assert_eq!(o.spin_ns, 100_000);
         assert_eq!(o.link.max_frames, (9 << 20) / 9_216);
         assert_eq!(o.link.rate_bps, None);
         assert_eq!(o.link.loss, 0.0);

@@ -33,7 +33,12 @@ fn main() {
         return;
     }
     let queue_mb = std::env::var("CROSSMPI_TAPDELAY_QUEUE_MB").ok();
-    let opts = match args::parse(&argv, queue_mb.as_deref()) {
+    let spin_us = std::env::var("CROSSMPI_TAPDELAY_SPIN_US").ok();
+    let env = args::Tunables {
+        queue_mb: queue_mb.as_deref(),
+        spin_us: spin_us.as_deref(),
+    };
+    let opts = match args::parse(&argv, &env) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("{e}");
@@ -65,14 +70,7 @@ fn run(opts: &args::Options) -> std::io::Result<()> {
     let start = Instant::now();
     let now_ns = || start.elapsed().as_nanos() as u64;
     let mut scratch = Vec::with_capacity(buf_len);
-    let result = pump(
-        &taps,
-        &mut dirs,
-        &mut scratch,
-        opts.link.max_frames,
-        buf_len,
-        now_ns,
-    );
+    let result = pump(&taps, &mut dirs, &mut scratch, opts, now_ns);
     for (d, dir) in dirs.iter().enumerate() {
         let s = dir.queue.stats();
         let (from, to) = if d == 0 {
@@ -93,10 +91,10 @@ fn pump(
     taps: &[Tap; 2],
     dirs: &mut [Direction; 2],
     scratch: &mut Vec<u8>,
-    max_frames: usize,
-    buf_len: usize,
+    opts: &args::Options,
     now_ns: impl Fn() -> u64,
 ) -> std::io::Result<()> {
+    let (max_frames, buf_len) = (opts.link.max_frames, args::frame_buffer_len(opts.vnet));
     loop {
         let now = now_ns();
         for (d, dir) in dirs.iter_mut().enumerate() {
@@ -111,7 +109,11 @@ fn pump(
             .iter()
             .filter_map(|d| d.queue.next_due())
             .min()
-            .map(|due| due.saturating_sub(now_ns()));
+            .map(|due| {
+                // Sleep until `spin_ns` before the frame is due, then poll without
+                // sleeping: a timer wake-up is late by tens of microseconds.
+                due.saturating_sub(now_ns()).saturating_sub(opts.spin_ns)
+            });
         let readable = tap::wait_readable([taps[0].raw_fd(), taps[1].raw_fd()], timeout)?;
         for (d, dir) in dirs.iter_mut().enumerate() {
             if !readable[d] {
