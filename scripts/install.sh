@@ -19,3 +19,8 @@ ln -sf libmpi_abi.so.1 "$prefix/lib/libmpi_abi.so"
 ln -sf libmpi_abi.so.1 "$prefix/lib/libmpi.so"
 install -m 644 "$root/crates/abi/include/mpi.h" "$prefix/include/mpi.h"
 echo "installed crossmpi into $prefix"
+# crossmpi lab: the Python package that `crossmpi lab` runs (with Debian's python3).
+mkdir -p "$prefix/lib/crossmpi/python"
+rm -rf "$prefix/lib/crossmpi/python/crossmpi_lab"
+cp -r "$root/lab/crossmpi_lab" "$prefix/lib/crossmpi/python/"
+find "$prefix/lib/crossmpi/python/crossmpi_lab" -name __pycache__ -prune -exec rm -rf {} +

@@ -11,6 +11,7 @@ Ctrl-C, and SIGTERM/SIGHUP (turned into an exception while the lab is up).
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -204,23 +205,30 @@ class Lab:
 
     # ---- using ------------------------------------------------------------------
     def _argv(self, host, argv):
+        """The command line that runs argv in `host` the way `crossmpi lab exec`
+        does (same code path, so the API and the CLI behave alike)."""
         if host not in self.topo.nodes:
             raise KeyError(f"lab {self.name} has no host {host!r} (hosts: {', '.join(self.topo.nodes)})")
         if isinstance(argv, str):
             argv = ["/bin/sh", "-c", argv]
-        return netns.in_ns(self.ns(host), list(argv))
+        return [sys.executable, "-m", "crossmpi_lab", "exec", f"--lab={self.name}", host, "--", *argv]
+
+    def _env(self, env):
+        env = dict(env or os.environ)
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        return env
 
     def popen(self, host, argv, **kwargs):
         """subprocess.Popen of `argv` (a list, or a shell command string) inside `host`."""
-        env = dict(kwargs.pop("env", None) or os.environ, CROSSMPI_LAB_HOST=host, CROSSMPI_LAB=self.name)
-        return subprocess.Popen(self._argv(host, argv), env=env, **kwargs)
+        return subprocess.Popen(self._argv(host, argv), env=self._env(kwargs.pop("env", None)), **kwargs)
 
     def run(self, host, argv, timeout=60, **kwargs):
         """subprocess.run inside `host`, capturing text output by default."""
         kwargs.setdefault("capture_output", True)
         kwargs.setdefault("text", True)
-        env = dict(kwargs.pop("env", None) or os.environ, CROSSMPI_LAB_HOST=host, CROSSMPI_LAB=self.name)
-        return subprocess.run(self._argv(host, argv), timeout=timeout, env=env, **kwargs)
+        return subprocess.run(self._argv(host, argv), timeout=timeout, env=self._env(kwargs.pop("env", None)),
+                              **kwargs)
 
     def cmd(self, host, command, timeout=60):
         """Runs a shell command in `host` and returns its output (like Mininet's

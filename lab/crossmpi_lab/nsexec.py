@@ -9,14 +9,19 @@ reaches the command itself. Python 3.11 has no os.setns, hence ctypes.
 import ctypes
 import os
 import shlex
+import socket
 
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUTS = 0x04000000
 # CROSSMPI_LAB_EXEC_SHELL=1: always join the words and run them with /bin/sh -c, as
 # ssh does, for launchers that quote their command line for a remote shell.
 SHELL_ENV = "CROSSMPI_LAB_EXEC_SHELL"
 
 
-def enter_netns(path):
+def enter_host(path, host):
+    """Joins the host's network namespace and takes the host's name as hostname (in a
+    UTS namespace of this process), so MPI_Get_processor_name and logs show `a1`,
+    not the machine's name."""
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -25,6 +30,10 @@ def enter_netns(path):
             raise OSError(err, f"setns({path}): {os.strerror(err)}")
     finally:
         os.close(fd)
+    if libc.unshare(CLONE_NEWUTS) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare(CLONE_NEWUTS): {os.strerror(err)}")
+    socket.sethostname(host)
 
 
 def command_words(words):
@@ -37,7 +46,7 @@ def command_words(words):
 
 
 def exec_in(lab_name, host, ns, words):
-    enter_netns(f"/run/netns/{ns}")
+    enter_host(f"/run/netns/{ns}", host)
     os.environ["CROSSMPI_LAB_HOST"] = host
     os.environ["CROSSMPI_LAB"] = lab_name
     argv = command_words(words)
