@@ -444,6 +444,15 @@ fn render_consts(header: &Header) -> String {
         };
         writeln!(out, "pub const {name}: {rust_type} = {rendered};").expect("writing to a String");
     }
+    // Handle constants by name, so tables keyed by the standard's names (datatypes
+    // named by the datatype engine, for instance) can find their handle values.
+    out.push_str("/// Every handle and pointer constant: its C name and value.\npub const HANDLE_CONSTANTS: &[(&str, usize)] = &[\n");
+    for (name, value) in &header.constants {
+        if header.rust_type(value) == "usize" {
+            writeln!(out, "    ({name:?}, {name}),").expect("writing to a String");
+        }
+    }
+    out.push_str("];\n");
     out
 }
 

@@ -1,1 +1,42 @@
-//! The C ABI surface (MPI 5.0 standard ABI).
+//! The C ABI surface: `libmpi_abi.so.1`, the MPI-5.0 standard ABI.
+//!
+//! Every function exists twice, as `PMPI_X` (the implementation) and `MPI_X` (calling
+//! it), so profiling tools can define `MPI_X` and reach crossmpi through `PMPI_X`. The
+//! functions convert handles and pointers, check every argument (naming the function,
+//! the argument and the value in the error), call the core, and hand errors to the
+//! error handler in charge.
+//!
+//! Owns: handles, C pointers, argument checks, error handlers. Must not touch: protocol
+//! logic (crossmpi-core).
+
+// Exported functions take raw pointers from C callers; the MPI standard is the contract
+// that makes them valid, and each dereference states which rule it relies on.
+#![allow(
+    clippy::not_unsafe_ptr_arg_deref,
+    clippy::missing_safety_doc,
+    clippy::too_many_arguments
+)]
+
+/// Defines `PMPI_X` with the body and `MPI_X` as a call to it, both exported.
+macro_rules! export {
+    ($( $(#[$meta:meta])* fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block )*) => {$(
+        $(#[$meta])*
+        #[no_mangle]
+        pub extern "C" fn $pmpi($($arg: $ty),*) -> $ret $body
+
+        #[no_mangle]
+        pub extern "C" fn $mpi($($arg: $ty),*) -> $ret {
+            $pmpi($($arg),*)
+        }
+    )*};
+}
+
+mod coll;
+mod comm;
+mod consts;
+mod env;
+mod error;
+mod handle;
+mod p2p;
+mod types;
+mod util;

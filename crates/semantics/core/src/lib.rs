@@ -1,1 +1,34 @@
 //! MPI semantics: the runtime of one MPI process.
+//!
+//! Owns: bootstrap through PMI, groups and communicators (64-bit context ids), requests,
+//! the matching engine, the point-to-point protocols, collectives, and the progress
+//! engine that drives the transports. Must not touch: C handles and pointers (the ABI
+//! crate converts them), the details of shared memory and sockets (the transport crates).
+//! The one exception is [`userbuf`], where application memory lent to MPI is accessed.
+
+pub mod bootstrap;
+pub mod coll;
+pub mod comm;
+pub mod comm_ops;
+pub mod config;
+pub mod error;
+pub mod header;
+pub mod matching;
+pub mod p2p;
+pub mod progress;
+pub mod proto;
+pub mod request;
+pub mod route;
+pub mod runtime;
+pub mod slab;
+pub mod userbuf;
+
+pub use crossmpi_datatype as datatype;
+
+/// Ends this process after an unrecoverable transport failure; the launcher notices the
+/// exit and ends the rest of the job.
+pub fn fatal(message: &str) -> ! {
+    let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "?".into());
+    eprintln!("crossmpi: rank {rank}: fatal: {message}");
+    std::process::exit(1);
+}

@@ -435,10 +435,7 @@ mod tests {
     fn mismatched_layouts_and_bad_layouts_are_refused() {
         let p = path("mismatch");
         let _inbox = Inbox::create(&p, LAYOUT).unwrap();
-        let other = InboxLayout {
-            cells: 8,
-            ..LAYOUT
-        };
+        let other = InboxLayout { cells: 8, ..LAYOUT };
         assert!(matches!(
             Outbox::open(&p, other, 0),
             Err(SegmentError::Mismatch(_))

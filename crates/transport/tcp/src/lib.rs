@@ -16,4 +16,4 @@
 mod conn;
 pub mod wire;
 
-pub use conn::{Connection, Listener};
+pub use conn::{Connection, Incoming, Listener};

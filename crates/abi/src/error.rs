@@ -1,0 +1,374 @@
+//! Error codes, error strings and error handlers.
+//!
+//! An error raised by a call gets a *dynamic code*: `DYNAMIC | slot << 16 | class`. The
+//! slot holds the call's message (function, argument, value) for `MPI_Error_string`;
+//! `MPI_Error_class` reads the class from the low bits. Slots are reused round-robin, so
+//! a very old code still gives its class and the class's description.
+//! The error is then handed to the error handler of the communicator the call concerns
+//! (or, for calls on no communicator, of `MPI_COMM_SELF` if one was set on it, else of
+//! `MPI_COMM_WORLD`: the MPI-4 and the MPI-3 rule agree then).
+
+use crate::consts::*;
+use crate::handle::{self, Kind};
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::runtime;
+use crossmpi_core::slab::Slab;
+use std::os::raw::c_int;
+use std::sync::Mutex;
+
+const DYNAMIC: i32 = 1 << 30;
+const SLOTS: usize = 1 << 12;
+/// User-defined classes start above every predefined code.
+const FIRST_USER_CLASS: i32 = 0x4000;
+/// User-defined codes.
+const FIRST_USER_CODE: i32 = 0x1_0000;
+
+struct Registry {
+    messages: Vec<Option<(i32, String)>>,
+    next: usize,
+    user_classes: Vec<Option<String>>,
+    /// (class, string) of each user code.
+    user_codes: Vec<(i32, Option<String>)>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    messages: Vec::new(),
+    next: 0,
+    user_classes: Vec::new(),
+    user_codes: Vec::new(),
+});
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Records the error's message and returns its code.
+pub fn register(e: &MpiError) -> c_int {
+    let mut r = registry();
+    if r.messages.is_empty() {
+        r.messages.resize(SLOTS, None);
+    }
+    let slot = r.next;
+    r.next = (r.next + 1) % SLOTS;
+    let code = DYNAMIC | (slot as i32) << 16 | e.class.code();
+    r.messages[slot] = Some((code, e.message.clone()));
+    code
+}
+
+/// `MPI_Error_class`: None for a value that is no error code.
+pub fn class_of(code: c_int) -> Option<c_int> {
+    if code & DYNAMIC != 0 {
+        return Some(code & 0xffff);
+    }
+    if (0..=MPI_ERR_ABI).contains(&code)
+        || (MPI_T_ERR_CANNOT_INIT..=MPI_T_ERR_PVAR_NO_ATOMIC).contains(&code)
+    {
+        return Some(code);
+    }
+    let r = registry();
+    if code >= FIRST_USER_CODE {
+        return r
+            .user_codes
+            .get((code - FIRST_USER_CODE) as usize)
+            .map(|c| c.0);
+    }
+    if code >= FIRST_USER_CLASS && ((code - FIRST_USER_CLASS) as usize) < r.user_classes.len() {
+        return Some(code);
+    }
+    None
+}
+
+/// `MPI_Error_string`.
+pub fn string_of(code: c_int) -> Option<String> {
+    if code & DYNAMIC != 0 {
+        let r = registry();
+        let slot = ((code >> 16) & 0x3fff) as usize;
+        if let Some(Some((c, m))) = r.messages.get(slot) {
+            if *c == code {
+                return Some(m.clone());
+            }
+        }
+        drop(r);
+        return string_of(code & 0xffff);
+    }
+    if code == MPI_SUCCESS {
+        return Some("MPI_SUCCESS: no error".into());
+    }
+    if let Some(name) = predefined_class_name(code) {
+        return Some(name);
+    }
+    let r = registry();
+    if code >= FIRST_USER_CODE {
+        return r
+            .user_codes
+            .get((code - FIRST_USER_CODE) as usize)
+            .map(|c| c.1.clone().unwrap_or_default());
+    }
+    if code >= FIRST_USER_CLASS {
+        return r
+            .user_classes
+            .get((code - FIRST_USER_CLASS) as usize)
+            .map(|c| c.clone().unwrap_or_default());
+    }
+    None
+}
+
+fn predefined_class_name(code: c_int) -> Option<String> {
+    let class = [
+        ErrorClass::Buffer,
+        ErrorClass::Count,
+        ErrorClass::Type,
+        ErrorClass::Tag,
+        ErrorClass::Comm,
+        ErrorClass::Rank,
+        ErrorClass::Request,
+        ErrorClass::Root,
+        ErrorClass::Group,
+        ErrorClass::Op,
+        ErrorClass::Topology,
+        ErrorClass::Dims,
+        ErrorClass::Arg,
+        ErrorClass::Unknown,
+        ErrorClass::Truncate,
+        ErrorClass::Other,
+        ErrorClass::Intern,
+        ErrorClass::Pending,
+        ErrorClass::InStatus,
+        ErrorClass::Info,
+        ErrorClass::InfoKey,
+        ErrorClass::InfoNokey,
+        ErrorClass::InfoValue,
+        ErrorClass::Keyval,
+        ErrorClass::NoMem,
+        ErrorClass::Unsupported,
+        ErrorClass::ProcAborted,
+        ErrorClass::Errhandler,
+    ]
+    .into_iter()
+    .find(|c| c.code() == code);
+    match class {
+        Some(c) => Some(c.describe().to_string()),
+        None if (0..=MPI_ERR_ABI).contains(&code)
+            || (MPI_T_ERR_CANNOT_INIT..=MPI_T_ERR_PVAR_NO_ATOMIC).contains(&code) =>
+        {
+            Some(format!("MPI error class {code}"))
+        }
+        None => None,
+    }
+}
+
+/// `MPI_Add_error_class`.
+pub fn add_class() -> c_int {
+    let mut r = registry();
+    r.user_classes.push(None);
+    FIRST_USER_CLASS + r.user_classes.len() as i32 - 1
+}
+
+/// `MPI_Add_error_code`.
+pub fn add_code(function: &str, class: c_int) -> MpiResult<c_int> {
+    if class_of(class) != Some(class) || class & DYNAMIC != 0 {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "errorclass",
+            class,
+            "not an error class",
+        ));
+    }
+    let mut r = registry();
+    r.user_codes.push((class, None));
+    Ok(FIRST_USER_CODE + r.user_codes.len() as i32 - 1)
+}
+
+/// `MPI_Add_error_string`: only for user classes and codes.
+pub fn add_string(function: &str, code: c_int, text: String) -> MpiResult<()> {
+    let mut r = registry();
+    if code >= FIRST_USER_CODE {
+        if let Some(c) = r.user_codes.get_mut((code - FIRST_USER_CODE) as usize) {
+            c.1 = Some(text);
+            return Ok(());
+        }
+    } else if code >= FIRST_USER_CLASS {
+        if let Some(c) = r.user_classes.get_mut((code - FIRST_USER_CLASS) as usize) {
+            *c = Some(text);
+            return Ok(());
+        }
+    }
+    Err(MpiError::arg(
+        ErrorClass::Arg,
+        function,
+        "errorcode",
+        code,
+        "not a user-defined error class or code",
+    ))
+}
+
+/// `MPI_LASTUSEDCODE`.
+pub fn last_used_code() -> c_int {
+    let r = registry();
+    if !r.user_codes.is_empty() {
+        FIRST_USER_CODE + r.user_codes.len() as i32 - 1
+    } else if !r.user_classes.is_empty() {
+        FIRST_USER_CLASS + r.user_classes.len() as i32 - 1
+    } else {
+        MPI_ERR_LASTCODE
+    }
+}
+
+// -------------------------------------------------------------------- error handlers
+
+/// `MPI_Comm_errhandler_function`: called with the communicator and the code.
+pub type CommErrhandlerFn = unsafe extern "C" fn(*mut usize, *mut c_int, ...);
+
+static USER_HANDLERS: Mutex<Slab<CommErrhandlerFn>> = Mutex::new(Slab::new_const());
+
+pub fn create_handler(f: CommErrhandlerFn) -> usize {
+    let id = USER_HANDLERS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(f);
+    handle::encode(Kind::Errhandler, id.index)
+}
+
+/// `MPI_Errhandler_free`. Handlers stay registered: communicators that use a freed
+/// handler keep using it, as the standard requires, and handlers are a few bytes each.
+pub fn free_handler(function: &str, h: usize) -> MpiResult<()> {
+    check_handler(function, h).map(|_| ())
+}
+
+fn is_predefined_handler(h: usize) -> bool {
+    h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT
+}
+
+fn bad_handler(function: &str, h: usize) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Errhandler,
+        function,
+        "errhandler",
+        handle::describe(h),
+        "not an error handler",
+    )
+}
+
+/// Checks an error handler handle for `MPI_Comm_set_errhandler`.
+pub fn check_handler(function: &str, h: usize) -> MpiResult<u32> {
+    if is_predefined_handler(h) {
+        return Ok(h as u32);
+    }
+    let slot = handle::decode(Kind::Errhandler, h).ok_or_else(|| bad_handler(function, h))?;
+    let t = USER_HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
+    t.by_index(slot)
+        .map(|_| h as u32)
+        .ok_or_else(|| bad_handler(function, h))
+}
+
+/// What a communicator's stored handler value means (0: never set = the default).
+pub fn stored_handler(v: u32) -> usize {
+    if v == 0 {
+        MPI_ERRORS_ARE_FATAL
+    } else {
+        v as usize
+    }
+}
+
+/// The objects an error can be raised on.
+#[derive(Clone, Copy)]
+pub enum Scope {
+    /// A communicator handle (possibly invalid: then the default rule applies).
+    Comm(usize),
+    /// No object: `MPI_COMM_SELF`'s handler if set, else `MPI_COMM_WORLD`'s.
+    Process,
+}
+
+fn handler_for(scope: Scope) -> (usize, usize) {
+    let lookup = |h: usize| -> Option<u32> {
+        runtime::with("", |rt| {
+            let id = crate::comm::resolve(rt, "", h)?;
+            Ok(rt.comm("", id)?.errhandler)
+        })
+        .ok()
+    };
+    if let Scope::Comm(h) = scope {
+        if let Some(v) = lookup(h) {
+            return (stored_handler(v), h);
+        }
+    }
+    match lookup(MPI_COMM_SELF) {
+        Some(v) if v != 0 => (stored_handler(v), MPI_COMM_SELF),
+        _ => (
+            stored_handler(lookup(MPI_COMM_WORLD).unwrap_or(0)),
+            MPI_COMM_WORLD,
+        ),
+    }
+}
+
+/// Ends the job for an error under `MPI_ERRORS_ARE_FATAL`/`MPI_ERRORS_ABORT`.
+pub fn fatal(e: &MpiError) -> ! {
+    let rank = runtime::with("", |rt| Ok(rt.rank.to_string())).unwrap_or_else(|_| "?".into());
+    runtime::abort(
+        e.class.code(),
+        &format!("crossmpi: rank {rank}: MPI_ERRORS_ARE_FATAL: {}", e.message),
+    )
+}
+
+/// Hands an error to the handler of its scope; returns the code the call returns.
+pub fn raise(scope: Scope, e: MpiError) -> c_int {
+    let mut code = register(&e);
+    let (handler, comm) = handler_for(scope);
+    match handler {
+        h if h == MPI_ERRORS_RETURN => code,
+        h if h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT => fatal(&e),
+        h => {
+            let f = handle::decode(Kind::Errhandler, h).and_then(|slot| {
+                USER_HANDLERS
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .by_index(slot)
+                    .map(|(_, f)| *f)
+            });
+            if let Some(f) = f {
+                let mut comm = comm;
+                // SAFETY: a user error handler registered through MPI_Comm_create_errhandler,
+                // called with the standard's arguments: pointers to the handle and the code.
+                unsafe { f(&mut comm, &mut code) };
+            }
+            code
+        }
+    }
+}
+
+/// Runs the body of an MPI call and turns its error into a return code.
+pub fn call(scope: Scope, body: impl FnOnce() -> MpiResult<()>) -> c_int {
+    match body() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => raise(scope, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dynamic_codes_keep_class_and_message() {
+        let e = MpiError::arg(ErrorClass::Rank, "MPI_Send", "dest", 9, "size 2");
+        let code = register(&e);
+        assert_eq!(class_of(code), Some(MPI_ERR_RANK));
+        assert_eq!(string_of(code).unwrap(), e.message);
+        assert_eq!(class_of(MPI_ERR_TAG), Some(MPI_ERR_TAG));
+        assert_eq!(string_of(MPI_ERR_TAG).unwrap(), "invalid tag");
+        assert_eq!(class_of(-7), None);
+    }
+
+    #[test]
+    fn user_classes_and_codes() {
+        let class = add_class();
+        assert!(class > MPI_ERR_LASTCODE);
+        let code = add_code("MPI_Add_error_code", class).unwrap();
+        assert_eq!(class_of(code), Some(class));
+        add_string("MPI_Add_error_string", code, "disk on fire".into()).unwrap();
+        assert_eq!(string_of(code).unwrap(), "disk on fire");
+        assert!(add_code("MPI_Add_error_code", 123456).is_err());
+        assert!(last_used_code() >= code);
+    }
+}

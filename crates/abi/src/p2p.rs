@@ -1,0 +1,899 @@
+//! Point-to-point calls: every send mode, receives, persistent requests, probes, the
+//! Wait/Test family, cancel, counts, and the buffered-mode buffer.
+
+use crate::comm::{resolve, with_comm};
+use crate::consts::*;
+use crate::error::{call, Scope};
+use crate::handle::{self, store_status, Kind, MpiStatus};
+use crate::types;
+use crate::util::{count, out, slice, slice_mut};
+use crossmpi_core::comm::CommId;
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::matching::Unexpected;
+use crossmpi_core::p2p;
+use crossmpi_core::request::{Persistent, ReqId, SendMode, Status};
+use crossmpi_core::runtime::{self, Runtime};
+use crossmpi_core::slab::Slab;
+use crossmpi_core::userbuf::UserBuf;
+use std::os::raw::{c_int, c_void};
+use std::sync::Mutex;
+
+/// Messages taken by `MPI_Mprobe`/`MPI_Improbe`, until `MPI_Mrecv` receives them.
+static MESSAGES: Mutex<Slab<Unexpected>> = Mutex::new(Slab::new_const());
+
+/// A typed buffer argument, checked: count, datatype, and no NULL address for data that
+/// would lie near address 0 (NULL is also `MPI_BOTTOM`, legal with absolute addresses).
+pub fn buffer(function: &str, buf: *const c_void, n: i64, datatype: usize) -> MpiResult<UserBuf> {
+    let n = count(function, "count", n)?;
+    let t = types::committed(function, "datatype", datatype)?;
+    let b = UserBuf::new(buf as usize, n, t);
+    if buf.is_null() && b.bytes() > 0 && b.first_address() < 4096 {
+        return Err(MpiError::arg(
+            ErrorClass::Buffer,
+            function,
+            "buf",
+            "NULL",
+            format!("{} bytes of data need a buffer", b.bytes()),
+        ));
+    }
+    Ok(b)
+}
+
+/// The request a handle names.
+pub fn request(rt: &Runtime, function: &str, arg: &str, h: usize) -> MpiResult<ReqId> {
+    let slot = handle::decode(Kind::Request, h).ok_or_else(|| {
+        MpiError::arg(
+            ErrorClass::Request,
+            function,
+            arg,
+            handle::describe(h),
+            "not a request handle",
+        )
+    })?;
+    rt.st
+        .requests
+        .by_index(slot)
+        .map(|(id, _)| id)
+        .ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Request,
+                function,
+                arg,
+                handle::describe(h),
+                "freed or already completed",
+            )
+        })
+}
+
+fn request_handle(id: ReqId) -> usize {
+    handle::encode(Kind::Request, id.index)
+}
+
+fn status_error(function: &str, s: &Status, capacity: u64) -> MpiResult<()> {
+    if s.error == ErrorClass::Truncate.code() {
+        return Err(MpiError::context(
+            ErrorClass::Truncate,
+            function,
+            format!(
+                "the message from rank {} (tag {}) is longer than the receive buffer ({capacity} bytes)",
+                s.source, s.tag
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn start_send(
+    function: &str,
+    buf: *const c_void,
+    n: i64,
+    datatype: usize,
+    dest: c_int,
+    tag: c_int,
+    comm: usize,
+    mode: SendMode,
+) -> MpiResult<ReqId> {
+    let b = buffer(function, buf, n, datatype)?;
+    with_comm(function, comm, |rt, id| {
+        rt.isend(function, id, b, dest, tag, mode)
+    })
+}
+
+fn send(
+    function: &str,
+    buf: *const c_void,
+    n: i64,
+    datatype: usize,
+    dest: c_int,
+    tag: c_int,
+    comm: usize,
+    mode: SendMode,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let req = start_send(function, buf, n, datatype, dest, tag, comm, mode)?;
+        p2p::wait(function, req).map(|_| ())
+    })
+}
+
+fn isend(
+    function: &str,
+    buf: *const c_void,
+    n: i64,
+    datatype: usize,
+    dest: c_int,
+    tag: c_int,
+    comm: usize,
+    mode: SendMode,
+    request: *mut usize,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let req = start_send(function, buf, n, datatype, dest, tag, comm, mode)?;
+        out(function, "request", request, request_handle(req))
+    })
+}
+
+fn start_recv(
+    function: &str,
+    buf: *mut c_void,
+    n: i64,
+    datatype: usize,
+    source: c_int,
+    tag: c_int,
+    comm: usize,
+) -> MpiResult<(ReqId, u64)> {
+    let b = buffer(function, buf, n, datatype)?;
+    let capacity = b.bytes();
+    with_comm(function, comm, |rt, id| {
+        rt.irecv(function, id, b, source, tag)
+    })
+    .map(|r| (r, capacity))
+}
+
+fn recv(
+    function: &str,
+    buf: *mut c_void,
+    n: i64,
+    datatype: usize,
+    source: c_int,
+    tag: c_int,
+    comm: usize,
+    status: *mut MpiStatus,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let (req, capacity) = start_recv(function, buf, n, datatype, source, tag, comm)?;
+        let s = p2p::wait(function, req)?;
+        store_status(status, &s);
+        status_error(function, &s, capacity)
+    })
+}
+
+fn persistent(
+    function: &str,
+    recipe: impl FnOnce(CommId) -> Persistent,
+    comm: usize,
+    request: *mut usize,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let req = with_comm(function, comm, |rt, id| rt.persistent(function, recipe(id)))?;
+        out(function, "request", request, request_handle(req))
+    })
+}
+
+fn send_init(
+    function: &str,
+    buf: *const c_void,
+    n: c_int,
+    datatype: usize,
+    dest: c_int,
+    tag: c_int,
+    comm: usize,
+    mode: SendMode,
+    request: *mut usize,
+) -> c_int {
+    match buffer(function, buf, n as i64, datatype) {
+        Ok(b) => persistent(
+            function,
+            |id| Persistent::Send {
+                buf: b,
+                comm: id,
+                dest,
+                tag,
+                mode,
+            },
+            comm,
+            request,
+        ),
+        Err(e) => crate::error::raise(Scope::Comm(comm), e),
+    }
+}
+
+/// Reads a request handle through a pointer (for calls that reset it to NULL).
+fn read_handle(function: &str, p: *mut usize) -> MpiResult<usize> {
+    if p.is_null() {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "request",
+            "NULL",
+            "a pointer to a request is required",
+        ));
+    }
+    // SAFETY: non-null MPI_Request* argument (C ABI contract).
+    Ok(unsafe { *p })
+}
+
+/// Completes one request if done: its status, with the handle reset to NULL for a
+/// non-persistent request. `None` while it runs.
+fn try_complete(rt: &mut Runtime, function: &str, h: &mut usize) -> MpiResult<Option<Status>> {
+    if *h == MPI_REQUEST_NULL {
+        return Ok(Some(Status::proc_null_empty()));
+    }
+    let id = request(rt, function, "request", *h)?;
+    let persistent = rt
+        .st
+        .requests
+        .get(id)
+        .is_some_and(|r| r.persistent.is_some());
+    let done = rt.take_if_done(id);
+    if done.is_some() && !persistent {
+        *h = MPI_REQUEST_NULL;
+    }
+    Ok(done)
+}
+
+/// True for entries Waitany/Waitsome ignore: NULL and inactive persistent requests.
+fn is_inactive(rt: &Runtime, h: usize) -> bool {
+    if h == MPI_REQUEST_NULL {
+        return true;
+    }
+    handle::decode(Kind::Request, h)
+        .and_then(|slot| rt.st.requests.by_index(slot))
+        .is_some_and(|(_, r)| r.persistent.is_some() && !r.active)
+}
+
+fn check_error(function: &str, s: &Status) -> MpiResult<()> {
+    status_error(function, s, s.bytes)
+}
+
+fn statuses<'a>(
+    function: &str,
+    p: *mut MpiStatus,
+    n: usize,
+) -> MpiResult<Option<&'a mut [MpiStatus]>> {
+    if p.is_null() {
+        Ok(None)
+    } else {
+        slice_mut(function, "array_of_statuses", p, n).map(Some)
+    }
+}
+
+/// Errors of a multiple completion: `MPI_ERR_IN_STATUS`, with each status's error set.
+fn in_status(
+    function: &str,
+    results: &[Option<Status>],
+    sts: Option<&mut [MpiStatus]>,
+) -> MpiResult<()> {
+    let failed: Vec<usize> = results
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_some_and(|s| s.error != 0))
+        .map(|(i, _)| i)
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    if let Some(sts) = sts {
+        for (i, s) in results.iter().enumerate() {
+            sts[i].error = match s {
+                Some(s) => s.error,
+                None => MPI_ERR_PENDING,
+            };
+        }
+    }
+    Err(MpiError::context(
+        ErrorClass::InStatus,
+        function,
+        format!("requests {failed:?} failed (see the statuses' MPI_ERROR fields)"),
+    ))
+}
+
+export! {
+    fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize) -> c_int {
+        send("MPI_Send", buf, count as i64, datatype, dest, tag, comm, SendMode::Standard)
+    }
+    fn MPI_Ssend / PMPI_Ssend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize) -> c_int {
+        send("MPI_Ssend", buf, count as i64, datatype, dest, tag, comm, SendMode::Synchronous)
+    }
+    fn MPI_Rsend / PMPI_Rsend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize) -> c_int {
+        send("MPI_Rsend", buf, count as i64, datatype, dest, tag, comm, SendMode::Ready)
+    }
+    fn MPI_Bsend / PMPI_Bsend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize) -> c_int {
+        send("MPI_Bsend", buf, count as i64, datatype, dest, tag, comm, SendMode::Buffered)
+    }
+    fn MPI_Send_c / PMPI_Send_c(buf: *const c_void, count: i64, datatype: usize, dest: c_int, tag: c_int, comm: usize) -> c_int {
+        send("MPI_Send_c", buf, count, datatype, dest, tag, comm, SendMode::Standard)
+    }
+    fn MPI_Isend / PMPI_Isend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isend("MPI_Isend", buf, count as i64, datatype, dest, tag, comm, SendMode::Standard, request)
+    }
+    fn MPI_Issend / PMPI_Issend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isend("MPI_Issend", buf, count as i64, datatype, dest, tag, comm, SendMode::Synchronous, request)
+    }
+    fn MPI_Irsend / PMPI_Irsend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isend("MPI_Irsend", buf, count as i64, datatype, dest, tag, comm, SendMode::Ready, request)
+    }
+    fn MPI_Ibsend / PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isend("MPI_Ibsend", buf, count as i64, datatype, dest, tag, comm, SendMode::Buffered, request)
+    }
+    fn MPI_Isend_c / PMPI_Isend_c(buf: *const c_void, count: i64, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isend("MPI_Isend_c", buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
+    }
+
+    fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: usize, source: c_int, tag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
+        recv("MPI_Recv", buf, count as i64, datatype, source, tag, comm, status)
+    }
+    fn MPI_Recv_c / PMPI_Recv_c(buf: *mut c_void, count: i64, datatype: usize, source: c_int, tag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
+        recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status)
+    }
+    fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: usize, source: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        let f = "MPI_Irecv";
+        call(Scope::Comm(comm), || {
+            let (req, _) = start_recv(f, buf, count as i64, datatype, source, tag, comm)?;
+            out(f, "request", request, request_handle(req))
+        })
+    }
+
+    fn MPI_Send_init / PMPI_Send_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        send_init("MPI_Send_init", buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
+    }
+    fn MPI_Ssend_init / PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        send_init("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, request)
+    }
+    fn MPI_Rsend_init / PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        send_init("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, SendMode::Ready, request)
+    }
+    fn MPI_Bsend_init / PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        send_init("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, SendMode::Buffered, request)
+    }
+    fn MPI_Recv_init / PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: usize, source: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
+        let f = "MPI_Recv_init";
+        match buffer(f, buf, count as i64, datatype) {
+            Ok(b) => persistent(f, |id| Persistent::Recv { buf: b, comm: id, source, tag }, comm, request),
+            Err(e) => crate::error::raise(Scope::Comm(comm), e),
+        }
+    }
+
+    fn MPI_Start / PMPI_Start(request: *mut usize) -> c_int {
+        let f = "MPI_Start";
+        call(Scope::Process, || {
+            let h = read_handle(f, request)?;
+            runtime::with(f, |rt| {
+                let id = self::request(rt, f, "request", h)?;
+                rt.start(f, id)
+            })
+        })
+    }
+
+    fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut usize) -> c_int {
+        let f = "MPI_Startall";
+        call(Scope::Process, || {
+            let n = crate::util::count(f, "count", count as i64)? as usize;
+            let hs = slice(f, "array_of_requests", array_of_requests, n)?;
+            runtime::with(f, |rt| {
+                for &h in hs {
+                    let id = request(rt, f, "array_of_requests", h)?;
+                    rt.start(f, id)?;
+                }
+                Ok(())
+            })
+        })
+    }
+
+    fn MPI_Sendrecv / PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, source: c_int, recvtag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Sendrecv";
+        call(Scope::Comm(comm), || {
+            let (r, capacity) = start_recv(f, recvbuf, recvcount as i64, recvtype, source, recvtag, comm)?;
+            let s = start_send(f, sendbuf, sendcount as i64, sendtype, dest, sendtag, comm, SendMode::Standard)?;
+            p2p::wait(f, s)?;
+            let st = p2p::wait(f, r)?;
+            store_status(status, &st);
+            status_error(f, &st, capacity)
+        })
+    }
+
+    fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: usize, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Sendrecv_replace";
+        call(Scope::Comm(comm), || {
+            let b = buffer(f, buf, count as i64, datatype)?;
+            let mut packed = vec![0u8; b.bytes() as usize];
+            b.pack_into(0, &mut packed);
+            let capacity = b.bytes();
+            let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
+            let copy = crossmpi_core::userbuf::bytes(packed.as_ptr() as usize, packed.len());
+            let s = with_comm(f, comm, |rt, id| rt.isend(f, id, copy, dest, sendtag, SendMode::Standard))?;
+            p2p::wait(f, s)?;
+            let st = p2p::wait(f, r)?;
+            store_status(status, &st);
+            status_error(f, &st, capacity)
+        })
+    }
+
+    fn MPI_Wait / PMPI_Wait(request: *mut usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Wait";
+        call(Scope::Process, || {
+            let mut h = read_handle(f, request)?;
+            let s = runtime::wait_for(f, |rt| try_complete(rt, f, &mut h).transpose())??;
+            out(f, "request", request, h)?;
+            store_status(status, &s);
+            check_error(f, &s)
+        })
+    }
+
+    fn MPI_Test / PMPI_Test(request: *mut usize, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Test";
+        call(Scope::Process, || {
+            let mut h = read_handle(f, request)?;
+            let done = runtime::with(f, |rt| {
+                rt.progress();
+                try_complete(rt, f, &mut h)
+            })?;
+            out(f, "request", request, h)?;
+            out(f, "flag", flag, done.is_some() as c_int)?;
+            match done {
+                Some(s) => {
+                    store_status(status, &s);
+                    check_error(f, &s)
+                }
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn MPI_Waitall / PMPI_Waitall(count: c_int, array_of_requests: *mut usize, array_of_statuses: *mut MpiStatus) -> c_int {
+        let f = "MPI_Waitall";
+        call(Scope::Process, || {
+            let n = crate::util::count(f, "count", count as i64)? as usize;
+            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let mut results: Vec<Option<Status>> = vec![None; n];
+            runtime::wait_for(f, |rt| {
+                for i in 0..n {
+                    if results[i].is_none() {
+                        match try_complete(rt, f, &mut hs[i]) {
+                            Ok(s) => results[i] = s,
+                            Err(e) => return Some(Err(e)),
+                        }
+                    }
+                }
+                results.iter().all(Option::is_some).then_some(Ok(()))
+            })??;
+            let mut sts = statuses(f, array_of_statuses, n)?;
+            if let Some(sts) = sts.as_deref_mut() {
+                for (i, s) in results.iter().enumerate() {
+                    store_status(&mut sts[i], s.as_ref().unwrap());
+                }
+            }
+            in_status(f, &results, sts)
+        })
+    }
+
+    fn MPI_Testall / PMPI_Testall(count: c_int, array_of_requests: *mut usize, flag: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int {
+        let f = "MPI_Testall";
+        call(Scope::Process, || {
+            let n = crate::util::count(f, "count", count as i64)? as usize;
+            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let results = runtime::with(f, |rt| {
+                rt.progress();
+                // Either every request completes (and is released) or none does.
+                for &h in hs.iter() {
+                    if h != MPI_REQUEST_NULL {
+                        let id = request(rt, f, "array_of_requests", h)?;
+                        if rt.peek_done(id).is_none() {
+                            return Ok(None);
+                        }
+                    }
+                }
+                let mut results = Vec::with_capacity(n);
+                for h in hs.iter_mut() {
+                    results.push(try_complete(rt, f, h)?);
+                }
+                Ok(Some(results))
+            })?;
+            out(f, "flag", flag, results.is_some() as c_int)?;
+            let Some(results) = results else {
+                return Ok(());
+            };
+            let mut sts = statuses(f, array_of_statuses, n)?;
+            if let Some(sts) = sts.as_deref_mut() {
+                for (i, s) in results.iter().enumerate() {
+                    store_status(&mut sts[i], s.as_ref().unwrap());
+                }
+            }
+            in_status(f, &results, sts)
+        })
+    }
+
+    fn MPI_Waitany / PMPI_Waitany(count: c_int, array_of_requests: *mut usize, index: *mut c_int, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Waitany";
+        call(Scope::Process, || {
+            let n = crate::util::count(f, "count", count as i64)? as usize;
+            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let found = runtime::wait_for(f, |rt| {
+                if hs.iter().all(|&h| is_inactive(rt, h)) {
+                    return Some(Ok(None));
+                }
+                for (i, h) in hs.iter_mut().enumerate() {
+                    if is_inactive(rt, *h) {
+                        continue;
+                    }
+                    match try_complete(rt, f, h) {
+                        Ok(Some(s)) => return Some(Ok(Some((i, s)))),
+                        Ok(None) => {}
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                None
+            })??;
+            match found {
+                Some((i, s)) => {
+                    out(f, "index", index, i as c_int)?;
+                    store_status(status, &s);
+                    check_error(f, &s)
+                }
+                None => {
+                    out(f, "index", index, MPI_UNDEFINED)?;
+                    store_status(status, &Status::proc_null_empty());
+                    Ok(())
+                }
+            }
+        })
+    }
+
+    fn MPI_Testany / PMPI_Testany(count: c_int, array_of_requests: *mut usize, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Testany";
+        call(Scope::Process, || {
+            let n = crate::util::count(f, "count", count as i64)? as usize;
+            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let found = runtime::with(f, |rt| {
+                rt.progress();
+                if hs.iter().all(|&h| is_inactive(rt, h)) {
+                    return Ok(Some(None));
+                }
+                for (i, h) in hs.iter_mut().enumerate() {
+                    if !is_inactive(rt, *h) {
+                        if let Some(s) = try_complete(rt, f, h)? {
+                            return Ok(Some(Some((i, s))));
+                        }
+                    }
+                }
+                Ok(None)
+            })?;
+            match found {
+                None => {
+                    out(f, "flag", flag, 0)?;
+                    out(f, "index", index, MPI_UNDEFINED)
+                }
+                Some(None) => {
+                    out(f, "flag", flag, 1)?;
+                    out(f, "index", index, MPI_UNDEFINED)?;
+                    store_status(status, &Status::proc_null_empty());
+                    Ok(())
+                }
+                Some(Some((i, s))) => {
+                    out(f, "flag", flag, 1)?;
+                    out(f, "index", index, i as c_int)?;
+                    store_status(status, &s);
+                    check_error(f, &s)
+                }
+            }
+        })
+    }
+
+    fn MPI_Waitsome / PMPI_Waitsome(incount: c_int, array_of_requests: *mut usize, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int {
+        some("MPI_Waitsome", true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
+    }
+
+    fn MPI_Testsome / PMPI_Testsome(incount: c_int, array_of_requests: *mut usize, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int {
+        some("MPI_Testsome", false, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
+    }
+
+    fn MPI_Request_get_status / PMPI_Request_get_status(request: usize, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Request_get_status";
+        call(Scope::Process, || {
+            let done = if request == MPI_REQUEST_NULL {
+                Some(Status::proc_null_empty())
+            } else {
+                runtime::with(f, |rt| {
+                    rt.progress();
+                    let id = self::request(rt, f, "request", request)?;
+                    Ok(rt.peek_done(id))
+                })?
+            };
+            out(f, "flag", flag, done.is_some() as c_int)?;
+            if let Some(s) = done {
+                store_status(status, &s);
+            }
+            Ok(())
+        })
+    }
+
+    fn MPI_Request_free / PMPI_Request_free(request: *mut usize) -> c_int {
+        let f = "MPI_Request_free";
+        call(Scope::Process, || {
+            let h = read_handle(f, request)?;
+            runtime::with(f, |rt| {
+                let id = self::request(rt, f, "request", h)?;
+                rt.request_free(f, id)
+            })?;
+            out(f, "request", request, MPI_REQUEST_NULL)
+        })
+    }
+
+    fn MPI_Cancel / PMPI_Cancel(request: *mut usize) -> c_int {
+        let f = "MPI_Cancel";
+        call(Scope::Process, || {
+            let h = read_handle(f, request)?;
+            runtime::with(f, |rt| {
+                let id = self::request(rt, f, "request", h)?;
+                rt.cancel(f, id)
+            })
+        })
+    }
+
+    fn MPI_Test_cancelled / PMPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+        let f = "MPI_Test_cancelled";
+        call(Scope::Process, || {
+            let s = slice(f, "status", status, 1)?;
+            out(f, "flag", flag, s[0].cancelled() as c_int)
+        })
+    }
+
+    fn MPI_Get_count / PMPI_Get_count(status: *const MpiStatus, datatype: usize, count: *mut c_int) -> c_int {
+        let f = "MPI_Get_count";
+        call(Scope::Process, || {
+            let s = slice(f, "status", status, 1)?;
+            let t = types::lookup(f, "datatype", datatype)?;
+            let bytes = s[0].bytes();
+            let n = match t.size() {
+                0 if bytes == 0 => 0,
+                0 => MPI_UNDEFINED,
+                size if bytes % size == 0 && bytes / size <= c_int::MAX as u64 => (bytes / size) as c_int,
+                _ => MPI_UNDEFINED,
+            };
+            out(f, "count", count, n)
+        })
+    }
+
+    fn MPI_Get_elements / PMPI_Get_elements(status: *const MpiStatus, datatype: usize, count: *mut c_int) -> c_int {
+        let f = "MPI_Get_elements";
+        call(Scope::Process, || {
+            let s = slice(f, "status", status, 1)?;
+            let t = types::lookup(f, "datatype", datatype)?;
+            let n = t
+                .elements_in(s[0].bytes())
+                .filter(|&n| n <= c_int::MAX as u64)
+                .map(|n| n as c_int)
+                .unwrap_or(MPI_UNDEFINED);
+            out(f, "count", count, n)
+        })
+    }
+
+    fn MPI_Get_elements_x / PMPI_Get_elements_x(status: *const MpiStatus, datatype: usize, count: *mut i64) -> c_int {
+        let f = "MPI_Get_elements_x";
+        call(Scope::Process, || {
+            let s = slice(f, "status", status, 1)?;
+            let t = types::lookup(f, "datatype", datatype)?;
+            let n = t.elements_in(s[0].bytes()).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
+            out(f, "count", count, n)
+        })
+    }
+
+    fn MPI_Iprobe / PMPI_Iprobe(source: c_int, tag: c_int, comm: usize, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Iprobe";
+        call(Scope::Comm(comm), || {
+            let found = with_comm(f, comm, |rt, id| rt.probe_unexpected(f, id, source, tag, false))?;
+            out(f, "flag", flag, found.is_some() as c_int)?;
+            if let Some((s, _)) = found {
+                store_status(status, &s);
+            }
+            Ok(())
+        })
+    }
+
+    fn MPI_Probe / PMPI_Probe(source: c_int, tag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Probe";
+        call(Scope::Comm(comm), || {
+            let id = runtime::with(f, |rt| resolve(rt, f, comm))?;
+            let (s, _) = runtime::wait_for(f, |rt| rt.probe_unexpected(f, id, source, tag, false).transpose())??;
+            store_status(status, &s);
+            Ok(())
+        })
+    }
+
+    fn MPI_Improbe / PMPI_Improbe(source: c_int, tag: c_int, comm: usize, flag: *mut c_int, message: *mut usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Improbe";
+        call(Scope::Comm(comm), || {
+            let found = with_comm(f, comm, |rt, id| rt.probe_unexpected(f, id, source, tag, true))?;
+            out(f, "flag", flag, found.is_some() as c_int)?;
+            if let Some((s, m)) = found {
+                out(f, "message", message, message_handle(m))?;
+                store_status(status, &s);
+            }
+            Ok(())
+        })
+    }
+
+    fn MPI_Mprobe / PMPI_Mprobe(source: c_int, tag: c_int, comm: usize, message: *mut usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Mprobe";
+        call(Scope::Comm(comm), || {
+            let id = runtime::with(f, |rt| resolve(rt, f, comm))?;
+            let (s, m) = runtime::wait_for(f, |rt| rt.probe_unexpected(f, id, source, tag, true).transpose())??;
+            out(f, "message", message, message_handle(m))?;
+            store_status(status, &s);
+            Ok(())
+        })
+    }
+
+    fn MPI_Mrecv / PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: usize, message: *mut usize, status: *mut MpiStatus) -> c_int {
+        let f = "MPI_Mrecv";
+        call(Scope::Process, || {
+            let (req, capacity) = match matched_receive(f, buf, count, datatype, message)? {
+                Some(r) => r,
+                None => {
+                    store_status(status, &Status::proc_null());
+                    return Ok(());
+                }
+            };
+            let s = p2p::wait(f, req)?;
+            store_status(status, &s);
+            status_error(f, &s, capacity)
+        })
+    }
+
+    fn MPI_Imrecv / PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: usize, message: *mut usize, request: *mut usize) -> c_int {
+        let f = "MPI_Imrecv";
+        call(Scope::Process, || {
+            let req = match matched_receive(f, buf, count, datatype, message)? {
+                Some((r, _)) => r,
+                None => runtime::with(f, |rt| Ok(rt.st.requests.insert(crossmpi_core::request::Request::done(Status::proc_null()))))?,
+            };
+            out(f, "request", request, request_handle(req))
+        })
+    }
+
+    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+        let f = "MPI_Buffer_attach";
+        call(Scope::Process, || {
+            let size = crate::util::count(f, "size", size as i64)? as usize;
+            runtime::with(f, |rt| {
+                if rt.bsend_buffer.is_some() {
+                    return Err(MpiError::context(ErrorClass::Buffer, f, "a buffer is already attached (MPI_Buffer_detach it first)"));
+                }
+                rt.bsend_buffer = Some(p2p::BsendBuffer::new(buffer as usize, size));
+                Ok(())
+            })
+        })
+    }
+
+    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+        let f = "MPI_Buffer_detach";
+        call(Scope::Process, || {
+            runtime::wait_for(f, |rt| {
+                rt.reap_bsends();
+                rt.bsend_buffer.as_ref().is_none_or(|b| b.is_idle()).then_some(())
+            })?;
+            let b = runtime::with(f, |rt| Ok(rt.bsend_buffer.take()))?;
+            let (addr, len) = b.map(|b| (b.addr, b.size)).unwrap_or((0, 0));
+            out(f, "buffer_addr", buffer_addr as *mut usize, addr)?;
+            out(f, "size", size, len as c_int)
+        })
+    }
+}
+
+fn message_handle(m: Option<Unexpected>) -> usize {
+    match m {
+        None => MPI_MESSAGE_NO_PROC,
+        Some(u) => {
+            let id = MESSAGES.lock().unwrap_or_else(|p| p.into_inner()).insert(u);
+            handle::encode(Kind::Message, id.index)
+        }
+    }
+}
+
+/// Starts receiving a matched-probe message; None for `MPI_MESSAGE_NO_PROC`.
+fn matched_receive(
+    function: &str,
+    buf: *mut c_void,
+    n: c_int,
+    datatype: usize,
+    message: *mut usize,
+) -> MpiResult<Option<(ReqId, u64)>> {
+    if message.is_null() {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "message",
+            "NULL",
+            "a pointer to a message is required",
+        ));
+    }
+    // SAFETY: non-null MPI_Message* argument (C ABI contract).
+    let h = unsafe { *message };
+    let b = buffer(function, buf, n as i64, datatype)?;
+    out(function, "message", message, MPI_MESSAGE_NULL)?;
+    if h == MPI_MESSAGE_NO_PROC {
+        return Ok(None);
+    }
+    let bad = || {
+        MpiError::arg(
+            ErrorClass::Request,
+            function,
+            "message",
+            handle::describe(h),
+            "not a message from MPI_Mprobe/MPI_Improbe",
+        )
+    };
+    let slot = handle::decode(Kind::Message, h).ok_or_else(bad)?;
+    let u = {
+        let mut table = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
+        let (id, _) = table.by_index(slot).ok_or_else(bad)?;
+        table.remove(id).unwrap()
+    };
+    let capacity = b.bytes();
+    runtime::with(function, |rt| {
+        Ok(Some((rt.receive_message(b, u), capacity)))
+    })
+}
+
+fn some(
+    function: &str,
+    block: bool,
+    incount: c_int,
+    array_of_requests: *mut usize,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MpiStatus,
+) -> c_int {
+    call(Scope::Process, || {
+        let n = crate::util::count(function, "incount", incount as i64)? as usize;
+        let hs = slice_mut(function, "array_of_requests", array_of_requests, n)?;
+        let collect =
+            |rt: &mut Runtime, hs: &mut [usize]| -> MpiResult<Option<Vec<(usize, Status)>>> {
+                if hs.iter().all(|&h| is_inactive(rt, h)) {
+                    return Ok(Some(Vec::new()));
+                }
+                let mut done = Vec::new();
+                for (i, h) in hs.iter_mut().enumerate() {
+                    if !is_inactive(rt, *h) {
+                        if let Some(s) = try_complete(rt, function, h)? {
+                            done.push((i, s));
+                        }
+                    }
+                }
+                Ok((!done.is_empty()).then_some(done))
+            };
+        let done = if block {
+            runtime::wait_for(function, |rt| collect(rt, hs).transpose())??
+        } else {
+            runtime::with(function, |rt| {
+                rt.progress();
+                Ok(collect(rt, hs)?.unwrap_or_default())
+            })?
+        };
+        let all_inactive = done.is_empty()
+            && runtime::with(function, |rt| Ok(hs.iter().all(|&h| is_inactive(rt, h))))?;
+        if all_inactive && (block || n == 0 || hs.iter().all(|&h| h == MPI_REQUEST_NULL)) {
+            return out(function, "outcount", outcount, MPI_UNDEFINED);
+        }
+        out(function, "outcount", outcount, done.len() as c_int)?;
+        let idx = slice_mut(function, "array_of_indices", array_of_indices, done.len())?;
+        let mut sts = statuses(function, array_of_statuses, done.len())?;
+        for (k, (i, s)) in done.iter().enumerate() {
+            idx[k] = *i as c_int;
+            if let Some(sts) = sts.as_deref_mut() {
+                store_status(&mut sts[k], s);
+            }
+        }
+        let results: Vec<Option<Status>> = done.iter().map(|(_, s)| Some(*s)).collect();
+        in_status(function, &results, sts)
+    })
+}

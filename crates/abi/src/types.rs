@@ -1,0 +1,143 @@
+//! Datatype handles: the predefined types (named by the standard, found through the
+//! header's constants) and the types applications build.
+
+use crate::consts::{HANDLE_CONSTANTS, MPI_DATATYPE_NULL};
+use crate::handle::{self, Kind};
+use crossmpi_core::datatype::{Basic, Datatype};
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::slab::Slab;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// A type an application built: committed or not, with its name.
+pub struct UserType {
+    pub dtype: Datatype,
+    pub committed: bool,
+    pub name: String,
+}
+
+static USER_TYPES: Mutex<Slab<UserType>> = Mutex::new(Slab::new_const());
+
+pub fn user_types() -> std::sync::MutexGuard<'static, Slab<UserType>> {
+    USER_TYPES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Predefined datatype handle value -> its type.
+fn predefined() -> &'static HashMap<usize, Datatype> {
+    static TABLE: OnceLock<HashMap<usize, Datatype>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        Basic::ALL
+            .iter()
+            .filter_map(|&b| {
+                HANDLE_CONSTANTS
+                    .iter()
+                    .find(|(name, _)| *name == b.mpi_name())
+                    .map(|&(_, value)| (value, Datatype::basic(b)))
+            })
+            .collect()
+    })
+}
+
+/// The handle of a predefined type (for `MPI_Type_get_contents` and friends).
+pub fn predefined_handle(b: Basic) -> Option<usize> {
+    HANDLE_CONSTANTS
+        .iter()
+        .find(|(name, _)| *name == b.mpi_name())
+        .map(|&(_, v)| v)
+}
+
+fn bad(function: &str, arg: &str, h: usize, why: &str) -> MpiError {
+    MpiError::arg(ErrorClass::Type, function, arg, handle::describe(h), why)
+}
+
+/// Any live datatype, committed or not.
+pub fn lookup(function: &str, arg: &str, h: usize) -> MpiResult<Datatype> {
+    if let Some(t) = predefined().get(&h) {
+        return Ok(t.clone());
+    }
+    if h == MPI_DATATYPE_NULL {
+        return Err(bad(function, arg, h, "MPI_DATATYPE_NULL is not a datatype"));
+    }
+    let slot = handle::decode(Kind::Datatype, h)
+        .ok_or_else(|| bad(function, arg, h, "not a datatype handle"))?;
+    user_types()
+        .by_index(slot)
+        .map(|(_, t)| t.dtype.clone())
+        .ok_or_else(|| bad(function, arg, h, "freed or never created"))
+}
+
+/// A datatype usable for communication: committed.
+pub fn committed(function: &str, arg: &str, h: usize) -> MpiResult<Datatype> {
+    let t = lookup(function, arg, h)?;
+    if let Some(slot) = handle::decode(Kind::Datatype, h) {
+        if !user_types()
+            .by_index(slot)
+            .map(|(_, t)| t.committed)
+            .unwrap_or(false)
+        {
+            return Err(bad(
+                function,
+                arg,
+                h,
+                "not committed (call MPI_Type_commit first)",
+            ));
+        }
+    }
+    Ok(t)
+}
+
+pub fn is_predefined(h: usize) -> bool {
+    predefined().contains_key(&h)
+}
+
+/// Registers a new (uncommitted) type and returns its handle.
+pub fn create(dtype: Datatype) -> usize {
+    let id = user_types().insert(UserType {
+        dtype,
+        committed: false,
+        name: String::new(),
+    });
+    handle::encode(Kind::Datatype, id.index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consts::*;
+
+    #[test]
+    fn predefined_handles_map_to_their_types() {
+        assert_eq!(lookup("t", "datatype", MPI_INT).unwrap().size(), 4);
+        assert_eq!(lookup("t", "datatype", MPI_DOUBLE).unwrap().size(), 8);
+        assert_eq!(lookup("t", "datatype", MPI_DOUBLE_INT).unwrap().size(), 12);
+        let e = lookup("MPI_Send", "datatype", MPI_DATATYPE_NULL).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Type);
+        assert!(e.message.contains("MPI_Send") && e.message.contains("MPI_DATATYPE_NULL"));
+        for name in [
+            "MPI_CHAR",
+            "MPI_BYTE",
+            "MPI_PACKED",
+            "MPI_INTEGER",
+            "MPI_2INT",
+            "MPI_C_BOOL",
+            "MPI_AINT",
+            "MPI_COUNT",
+        ] {
+            let v = HANDLE_CONSTANTS.iter().find(|(n, _)| *n == name).unwrap().1;
+            assert!(is_predefined(v), "{name} has no type");
+        }
+    }
+
+    #[test]
+    fn user_types_must_be_committed_for_communication() {
+        let h = create(Datatype::contiguous(3, &Datatype::basic(Basic::Int)).unwrap());
+        assert!(committed("MPI_Send", "datatype", h).is_err());
+        user_types()
+            .by_index(handle::decode(Kind::Datatype, h).unwrap())
+            .unwrap();
+        let slot = handle::decode(Kind::Datatype, h).unwrap();
+        let (id, _) = user_types().by_index(slot).unwrap();
+        user_types().get_mut(id).unwrap().committed = true;
+        assert_eq!(committed("MPI_Send", "datatype", h).unwrap().size(), 12);
+    }
+}

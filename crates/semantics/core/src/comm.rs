@@ -1,0 +1,76 @@
+//! Groups and communicators.
+
+use crate::slab::Id;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub type CommId = Id;
+
+/// `MPI_UNDEFINED` (MPI-5.0 ABI value).
+pub const UNDEFINED: i32 = -32766;
+
+/// An ordered set of processes, as world ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub members: Vec<u32>,
+}
+
+impl Group {
+    pub fn new(members: Vec<u32>) -> Arc<Group> {
+        Arc::new(Group { members })
+    }
+
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Rank of world rank `w` in the group, if a member.
+    pub fn rank_of(&self, w: u32) -> Option<usize> {
+        self.members.iter().position(|&m| m == w)
+    }
+
+    pub fn world_rank(&self, rank: usize) -> u32 {
+        self.members[rank]
+    }
+}
+
+/// A communicator. Context `context` carries point-to-point traffic and `context + 1`
+/// the collectives, so user messages never match internal ones.
+pub struct Comm {
+    pub context: u64,
+    pub group: Arc<Group>,
+    /// This process's rank in `group`.
+    pub rank: usize,
+    /// The remote group of an intercommunicator.
+    pub remote: Option<Arc<Group>>,
+    pub name: String,
+    /// The error handler, as an id the ABI layer interprets.
+    pub errhandler: u32,
+    /// Cached attributes: keyval -> value, owned by the ABI layer (it runs the callbacks).
+    pub attributes: BTreeMap<i32, usize>,
+    /// Node of each member (index into the runtime's node list), for node-aware
+    /// collectives and `MPI_COMM_TYPE_SHARED`.
+    pub nodes: Arc<Vec<u32>>,
+    /// Sequence number of collectives started on this communicator; nonblocking
+    /// collectives use it to keep their messages apart.
+    pub coll_seq: u64,
+}
+
+impl Comm {
+    pub fn size(&self) -> usize {
+        self.group.size()
+    }
+
+    pub fn coll_context(&self) -> u64 {
+        self.context + 1
+    }
+
+    /// Size of the group messages go to: the remote group of an intercommunicator.
+    pub fn peer_group(&self) -> &Arc<Group> {
+        self.remote.as_ref().unwrap_or(&self.group)
+    }
+
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+}

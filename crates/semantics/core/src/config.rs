@@ -1,0 +1,73 @@
+//! Tunables. Every one is a `CROSSMPI_*` environment variable, read once at `MPI_Init`;
+//! docs/tunables.md lists them with their reasons.
+
+use std::str::FromStr;
+
+/// Which transport ranks of one node use between themselves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportChoice {
+    /// Shared memory inside a node, TCP between nodes (default).
+    Auto,
+    /// TCP between every pair, also inside a node (tests of the TCP path).
+    Tcp,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub transport: TransportChoice,
+    /// Cells per shared-memory ring (`CROSSMPI_SHM_CELLS`).
+    pub shm_cells: usize,
+    /// Bytes per shared-memory cell (`CROSSMPI_SHM_CELL_BYTES`).
+    pub shm_cell_bytes: usize,
+    /// Messages at least this long are pulled with cross-memory attach instead of being
+    /// streamed through the ring (`CROSSMPI_SHM_CMA_MIN`; 0 = automatic).
+    pub shm_cma_min: u64,
+    /// Largest message sent eagerly over TCP (`CROSSMPI_TCP_EAGER`).
+    pub tcp_eager: u64,
+    /// Eager bytes a sender may have outstanding at one receiver (`CROSSMPI_EAGER_CREDIT`).
+    pub eager_credit: u64,
+    /// How long a waiting call polls before sleeping, in microseconds (`CROSSMPI_SPIN_US`;
+    /// 0 = automatic).
+    pub spin_us: u64,
+    /// TCP port to listen on (`CROSSMPI_TCP_PORT`, 0 = any).
+    pub tcp_port: u16,
+    /// Seconds to wait for a TCP connection to a peer (`CROSSMPI_CONNECT_TIMEOUT`).
+    pub connect_timeout_s: u64,
+}
+
+fn env<T: FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(v) => match v.trim().parse() {
+            Ok(x) => x,
+            Err(_) => {
+                eprintln!("crossmpi: ignoring {name}={v:?}: not a valid value");
+                default
+            }
+        },
+        Err(_) => default,
+    }
+}
+
+impl Config {
+    pub fn from_env() -> Config {
+        let transport = match std::env::var("CROSSMPI_TRANSPORT").as_deref() {
+            Ok("tcp") => TransportChoice::Tcp,
+            Ok("auto") | Ok("") | Err(_) => TransportChoice::Auto,
+            Ok(other) => {
+                eprintln!("crossmpi: ignoring CROSSMPI_TRANSPORT={other:?}: use auto or tcp");
+                TransportChoice::Auto
+            }
+        };
+        Config {
+            transport,
+            shm_cells: env("CROSSMPI_SHM_CELLS", 16),
+            shm_cell_bytes: env("CROSSMPI_SHM_CELL_BYTES", 32 * 1024),
+            shm_cma_min: env("CROSSMPI_SHM_CMA_MIN", 0),
+            tcp_eager: env("CROSSMPI_TCP_EAGER", 64 * 1024),
+            eager_credit: env("CROSSMPI_EAGER_CREDIT", 4 * 1024 * 1024),
+            spin_us: env("CROSSMPI_SPIN_US", 0),
+            tcp_port: env("CROSSMPI_TCP_PORT", 0),
+            connect_timeout_s: env("CROSSMPI_CONNECT_TIMEOUT", 30),
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! Point-to-point operations as the MPI API sees them: argument checks against the
+//! communicator, `MPI_PROC_NULL`, persistent requests, probes, buffered sends, and
+//! waiting. The protocol work is in [`crate::proto`].
+
+use crate::comm::CommId;
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::header::Envelope;
+use crate::matching::Unexpected;
+use crate::request::{
+    Persistent, ReqId, ReqKind, Request, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL,
+};
+use crate::runtime::{self, Runtime};
+use crate::userbuf::UserBuf;
+
+/// Largest tag (`MPI_TAG_UB`); at least the 32767 the standard and IMPI require.
+pub const TAG_UB: i32 = i32::MAX;
+
+fn check_tag(function: &str, tag: i32, wildcard_ok: bool) -> MpiResult<()> {
+    if (0..=TAG_UB).contains(&tag) || (wildcard_ok && tag == ANY_TAG) {
+        Ok(())
+    } else {
+        Err(MpiError::arg(
+            ErrorClass::Tag,
+            function,
+            "tag",
+            tag,
+            format!(
+                "valid tags are 0..{TAG_UB}{}",
+                if wildcard_ok { " or MPI_ANY_TAG" } else { "" }
+            ),
+        ))
+    }
+}
+
+/// Checks a peer rank: Some(world rank), or None for `MPI_PROC_NULL`/`MPI_ANY_SOURCE`.
+fn check_peer(
+    rt: &Runtime,
+    function: &str,
+    arg: &str,
+    comm: CommId,
+    rank: i32,
+    any_ok: bool,
+) -> MpiResult<Option<u32>> {
+    let c = rt.comm(function, comm)?;
+    let n = c.peer_group().size();
+    if rank == PROC_NULL || (any_ok && rank == ANY_SOURCE) {
+        return Ok(None);
+    }
+    if rank < 0 || rank as usize >= n {
+        return Err(MpiError::arg(
+            ErrorClass::Rank,
+            function,
+            arg,
+            rank,
+            format!(
+                "communicator size {n}; valid ranks are 0..{} or MPI_PROC_NULL{}",
+                n as i64 - 1,
+                if any_ok { " or MPI_ANY_SOURCE" } else { "" }
+            ),
+        ));
+    }
+    Ok(Some(c.peer_group().world_rank(rank as usize)))
+}
+
+impl Runtime {
+    /// Starts a send (every mode); the request completes when the buffer may be reused
+    /// (synchronous mode: when the receive has matched).
+    pub fn isend(
+        &mut self,
+        function: &str,
+        comm: CommId,
+        buf: UserBuf,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> MpiResult<ReqId> {
+        check_tag(function, tag, false)?;
+        let Some(dest_world) = check_peer(self, function, "dest", comm, dest, false)? else {
+            return Ok(self.st.requests.insert(Request::done(Status::proc_null())));
+        };
+        let c = self.comm(function, comm)?;
+        let env = Envelope {
+            context: c.context,
+            src: c.rank as i32,
+            tag,
+        };
+        if mode == SendMode::Buffered {
+            return self.bsend(function, buf, dest_world, env);
+        }
+        let req = self.st.start_send(buf, dest_world, env, mode);
+        self.flush();
+        Ok(req)
+    }
+
+    /// Posts a receive.
+    pub fn irecv(
+        &mut self,
+        function: &str,
+        comm: CommId,
+        buf: UserBuf,
+        source: i32,
+        tag: i32,
+    ) -> MpiResult<ReqId> {
+        check_tag(function, tag, true)?;
+        if source == PROC_NULL {
+            check_peer(self, function, "source", comm, source, true)?;
+            return Ok(self.st.requests.insert(Request::done(Status::proc_null())));
+        }
+        check_peer(self, function, "source", comm, source, true)?;
+        let context = self.comm(function, comm)?.context;
+        let req = self.st.start_recv(buf, context, source, tag);
+        self.flush();
+        Ok(req)
+    }
+
+    /// Creates an inactive persistent request (`MPI_*_init`).
+    pub fn persistent(&mut self, function: &str, recipe: Persistent) -> MpiResult<ReqId> {
+        match &recipe {
+            Persistent::Send {
+                comm, dest, tag, ..
+            } => {
+                check_tag(function, *tag, false)?;
+                check_peer(self, function, "dest", *comm, *dest, false)?;
+            }
+            Persistent::Recv {
+                comm, source, tag, ..
+            } => {
+                check_tag(function, *tag, true)?;
+                check_peer(self, function, "source", *comm, *source, true)?;
+            }
+        }
+        let mut r = Request::done(Status::default());
+        r.persistent = Some(recipe);
+        r.active = false;
+        Ok(self.st.requests.insert(r))
+    }
+
+    /// Starts a persistent request (`MPI_Start`).
+    pub fn start(&mut self, function: &str, req: ReqId) -> MpiResult<()> {
+        let r = self.st.requests.get(req).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Request,
+                function,
+                "request",
+                req.index,
+                "not a live request",
+            )
+        })?;
+        let Some(recipe) = r.persistent.clone() else {
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                function,
+                "request",
+                req.index,
+                "not a persistent request",
+            ));
+        };
+        if r.active {
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                function,
+                "request",
+                req.index,
+                "already active",
+            ));
+        }
+        let child = match recipe {
+            Persistent::Send {
+                buf,
+                comm,
+                dest,
+                tag,
+                mode,
+            } => self.isend(function, comm, buf, dest, tag, mode)?,
+            Persistent::Recv {
+                buf,
+                comm,
+                source,
+                tag,
+            } => self.irecv(function, comm, buf, source, tag)?,
+        };
+        let r = self.st.requests.get_mut(req).unwrap();
+        r.kind = ReqKind::Active(child);
+        r.active = true;
+        r.complete = false;
+        r.status = Status::default();
+        Ok(())
+    }
+
+    /// If `req` has finished, its status; a finished non-persistent request is released
+    /// and a persistent one made inactive. `None` while it runs.
+    pub fn take_if_done(&mut self, req: ReqId) -> Option<Status> {
+        let r = self.st.requests.get(req)?;
+        if let ReqKind::Active(child) = r.kind {
+            if !self.st.is_done(child) {
+                return None;
+            }
+            let status = self
+                .st
+                .requests
+                .remove(child)
+                .map(|c| c.status)
+                .unwrap_or_default();
+            let r = self.st.requests.get_mut(req).unwrap();
+            r.kind = ReqKind::Done;
+            r.active = false;
+            r.complete = true;
+            r.status = status;
+            return Some(status);
+        }
+        if r.persistent.is_some() {
+            // Inactive persistent request: completes at once with an empty status.
+            return Some(if r.active {
+                r.status
+            } else {
+                Status::proc_null_empty()
+            });
+        }
+        if !self.st.is_done(req) {
+            return None;
+        }
+        self.st.requests.remove(req).map(|r| r.status)
+    }
+
+    /// Whether `req` has finished, without releasing it (`MPI_Request_get_status`).
+    pub fn peek_done(&self, req: ReqId) -> Option<Status> {
+        let r = self.st.requests.get(req)?;
+        match r.kind {
+            ReqKind::Active(child) => self
+                .st
+                .is_done(child)
+                .then(|| self.st.requests.get(child).unwrap().status),
+            _ if r.persistent.is_some() => Some(Status::proc_null_empty()),
+            _ => self.st.is_done(req).then_some(r.status),
+        }
+    }
+
+    pub fn check_request(&self, function: &str, req: ReqId) -> MpiResult<()> {
+        self.st.requests.get(req).map(|_| ()).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Request,
+                function,
+                "request",
+                req.index,
+                "freed or never created",
+            )
+        })
+    }
+
+    /// `MPI_Request_free`: the operation goes on; its request is released when it ends.
+    pub fn request_free(&mut self, function: &str, req: ReqId) -> MpiResult<()> {
+        self.check_request(function, req)?;
+        let r = self.st.requests.get_mut(req).unwrap();
+        if let ReqKind::Active(child) = r.kind {
+            self.st.requests.remove(req);
+            return self.request_free(function, child);
+        }
+        if r.persistent.is_some() || (r.complete && !r.cancelling) {
+            self.st.requests.remove(req);
+        } else {
+            r.freed = true;
+        }
+        Ok(())
+    }
+
+    /// `MPI_Cancel`.
+    pub fn cancel(&mut self, function: &str, req: ReqId) -> MpiResult<()> {
+        self.check_request(function, req)?;
+        let target = match self.st.requests.get(req).unwrap().kind {
+            ReqKind::Active(child) => child,
+            _ => req,
+        };
+        self.st.cancel(target);
+        self.flush();
+        Ok(())
+    }
+
+    /// `MPI_Iprobe`/`MPI_Improbe`: the envelope of a matching message, if one arrived.
+    pub fn probe_unexpected(
+        &mut self,
+        function: &str,
+        comm: CommId,
+        source: i32,
+        tag: i32,
+        take: bool,
+    ) -> MpiResult<Option<(Status, Option<Unexpected>)>> {
+        check_tag(function, tag, true)?;
+        check_peer(self, function, "source", comm, source, true)?;
+        if source == PROC_NULL {
+            return Ok(Some((Status::proc_null(), None)));
+        }
+        self.progress();
+        let context = self.comm(function, comm)?.context;
+        let status_of = |u: &Unexpected| Status {
+            source: u.source,
+            tag: u.tag,
+            bytes: u.len,
+            ..Status::default()
+        };
+        if take {
+            Ok(self
+                .st
+                .matching
+                .take_unexpected(context, source, tag)
+                .map(|u| (status_of(&u), Some(u))))
+        } else {
+            Ok(self
+                .st
+                .matching
+                .peek_unexpected(context, source, tag)
+                .map(|u| (status_of(u), None)))
+        }
+    }
+
+    /// `MPI_Mrecv`/`MPI_Imrecv`: receives a message taken by a matched probe.
+    pub fn receive_message(&mut self, buf: UserBuf, message: Unexpected) -> ReqId {
+        let req = self
+            .st
+            .requests
+            .insert(Request::new(ReqKind::Recv(crate::request::RecvOp {
+                buf,
+                context: message.context,
+                source: message.source,
+                tag: message.tag,
+                state: crate::request::RecvState::Posted,
+            })));
+        self.st.match_unexpected(req, message);
+        self.flush();
+        req
+    }
+
+    // ---------------------------------------------------------------- buffered mode
+
+    fn bsend(
+        &mut self,
+        function: &str,
+        buf: UserBuf,
+        dest: u32,
+        env: Envelope,
+    ) -> MpiResult<ReqId> {
+        self.reap_bsends();
+        let len = buf.bytes() as usize;
+        let Some(attached) = self.bsend_buffer.as_mut() else {
+            return Err(MpiError::context(
+                ErrorClass::Buffer,
+                function,
+                "no buffer attached (MPI_Buffer_attach)",
+            ));
+        };
+        let Some(offset) = attached.allocate(len) else {
+            return Err(MpiError::context(
+                ErrorClass::Buffer,
+                function,
+                format!(
+                    "attached buffer too small: {len} bytes needed, {} of {} in use",
+                    attached.in_use(),
+                    attached.size
+                ),
+            ));
+        };
+        let copy = crate::userbuf::bytes(attached.addr + offset, len);
+        if let Some(dst) = copy.dense_mut(0, len) {
+            buf.pack_into(0, dst);
+        }
+        let inner = self.st.start_send(copy, dest, env, SendMode::Standard);
+        self.bsend_buffer
+            .as_mut()
+            .unwrap()
+            .pending
+            .push((inner, offset));
+        self.flush();
+        Ok(self.st.requests.insert(Request::done(Status::default())))
+    }
+
+    /// Releases the attached-buffer space of buffered sends that finished.
+    pub fn reap_bsends(&mut self) {
+        let Some(b) = self.bsend_buffer.as_mut() else {
+            return;
+        };
+        let st = &mut self.st;
+        b.pending.retain(|&(req, offset)| {
+            if st.is_done(req) {
+                st.requests.remove(req);
+                b.regions.retain(|&(o, _)| o != offset);
+                false
+            } else {
+                true
+            }
+        });
+    }
+}
+
+impl Status {
+    /// The empty status of an inactive persistent request.
+    pub fn proc_null_empty() -> Status {
+        Status {
+            source: ANY_SOURCE,
+            tag: ANY_TAG,
+            ..Status::default()
+        }
+    }
+}
+
+/// The buffer attached with `MPI_Buffer_attach`, and the regions in use.
+pub struct BsendBuffer {
+    pub addr: usize,
+    pub size: usize,
+    /// (offset, length) of regions in use, by offset.
+    regions: Vec<(usize, usize)>,
+    /// Buffered sends in flight and their region.
+    pending: Vec<(ReqId, usize)>,
+}
+
+/// Per-message bookkeeping charged against the attached buffer (`MPI_BSEND_OVERHEAD`).
+pub const BSEND_OVERHEAD: usize = 512;
+
+impl BsendBuffer {
+    pub fn new(addr: usize, size: usize) -> BsendBuffer {
+        BsendBuffer {
+            addr,
+            size,
+            regions: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn in_use(&self) -> usize {
+        self.regions.iter().map(|r| r.1).sum()
+    }
+
+    /// First fit, charging the standard's per-message overhead.
+    fn allocate(&mut self, len: usize) -> Option<usize> {
+        let need = len + BSEND_OVERHEAD;
+        let mut at = 0;
+        let mut index = 0;
+        for (i, &(o, l)) in self.regions.iter().enumerate() {
+            if o - at >= need {
+                break;
+            }
+            at = o + l;
+            index = i + 1;
+        }
+        if at + need > self.size {
+            return None;
+        }
+        self.regions.insert(index, (at, need));
+        Some(at)
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// `MPI_Wait`.
+pub fn wait(function: &str, req: ReqId) -> MpiResult<Status> {
+    runtime::with(function, |rt| rt.check_request(function, req))?;
+    runtime::wait_for(function, |rt| rt.take_if_done(req))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bsend_regions_are_first_fit_and_bounded() {
+        let mut b = BsendBuffer::new(0, 3 * BSEND_OVERHEAD + 300);
+        let a = b.allocate(100).unwrap();
+        let c = b.allocate(100).unwrap();
+        assert_eq!((a, c), (0, 100 + BSEND_OVERHEAD));
+        assert!(
+            b.allocate(200).is_none(),
+            "only 100 bytes of payload room left"
+        );
+        b.regions.retain(|&(o, _)| o != a);
+        assert_eq!(b.allocate(50), Some(0), "the freed first region is reused");
+    }
+}

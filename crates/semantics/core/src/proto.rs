@@ -1,0 +1,860 @@
+//! Point-to-point protocols over frames, independent of the transport: eager messages,
+//! rendezvous (request to send, clear to send, data, or a pull by cross-memory attach),
+//! synchronous-mode acknowledgements, remote cancel, and eager credits.
+//!
+//! Transports call [`State::begin_frame`] when a frame head arrives, move the payload
+//! into the [`Sink`] it returns, then call [`State::end_frame`]. Frames to send are queued
+//! per peer ([`Peer::queue`]) and written by the transports, which report each finished
+//! frame with [`State::frame_written`].
+
+use crate::header::{Envelope, Frame, Head};
+use crate::matching::{Held, Matching, Posted, Unexpected};
+use crate::request::{RecvOp, RecvState, ReqId, ReqKind, Request, SendMode, SendOp, SendState};
+use crate::slab::{Id, Slab};
+use crate::userbuf::UserBuf;
+use std::collections::{HashMap, VecDeque};
+
+/// Credit an eager message costs: its bytes plus a fixed charge, so floods of empty
+/// messages are bounded too.
+pub fn credit_cost(len: u64) -> u64 {
+    len + 64
+}
+
+/// How a peer is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// This process.
+    Local,
+    /// Shared memory, as local rank `local` of the node.
+    Shm {
+        local: usize,
+    },
+    Tcp,
+}
+
+/// Where a queued frame's payload comes from.
+pub enum Payload {
+    None,
+    Owned(Vec<u8>),
+    /// Bytes [offset, offset + len) of the packed data of send request `req`.
+    Send {
+        req: ReqId,
+        offset: u64,
+        len: u64,
+    },
+}
+
+impl Payload {
+    pub fn len(&self) -> u64 {
+        match self {
+            Payload::None => 0,
+            Payload::Owned(v) => v.len() as u64,
+            Payload::Send { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+pub struct Outgoing {
+    pub head: Head,
+    pub payload: Payload,
+    /// The send request whose protocol advances once this frame is fully written.
+    pub on_written: Option<ReqId>,
+}
+
+/// Messages and bytes exchanged with one peer (exported through MPI_T for the monitor).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    pub msgs_sent: u64,
+    pub bytes_sent: u64,
+    pub msgs_recv: u64,
+    pub bytes_recv: u64,
+}
+
+pub struct Peer {
+    pub route: Route,
+    pub queue: VecDeque<Outgoing>,
+    /// Eager bytes we may still send to this peer before it returns credit.
+    pub send_credit: u64,
+    /// Credit we owe this peer for eager data we consumed.
+    pub credit_owed: u64,
+    pub counters: Counters,
+}
+
+impl Peer {
+    pub fn new(route: Route, credit: u64) -> Peer {
+        Peer {
+            route,
+            queue: VecDeque::new(),
+            send_credit: credit,
+            credit_owed: 0,
+            counters: Counters::default(),
+        }
+    }
+}
+
+/// Where an arriving payload goes.
+pub enum Sink {
+    None,
+    /// Collect the bytes, then [`State::end_frame`] places them.
+    Buffer(Vec<u8>),
+    /// Write straight into a dense receive buffer.
+    Direct {
+        req: ReqId,
+        offset: u64,
+    },
+    /// Drop the bytes (data beyond a truncated receive buffer).
+    Discard,
+}
+
+/// What to do with a frame once its payload has arrived.
+pub enum Delivery {
+    Nothing,
+    Matched {
+        req: ReqId,
+        msg: u64,
+        sync: bool,
+        len: u64,
+    },
+    Unexpected {
+        env: Envelope,
+        msg: u64,
+        len: u64,
+        sync: bool,
+    },
+    Data {
+        req: ReqId,
+        offset: u64,
+        len: u64,
+    },
+}
+
+/// The protocol state of one process: peers, requests and the matching engine.
+pub struct State {
+    pub me: u32,
+    pub peers: Vec<Peer>,
+    pub requests: Slab<Request>,
+    pub matching: Matching,
+    /// Sends waiting for a reply about message id -> request.
+    pending: HashMap<u64, ReqId>,
+    /// Sends whose cancellation is being asked, by message id.
+    cancels: HashMap<u64, ReqId>,
+    /// Receives that matched an eager message still arriving: (sender, message id) ->
+    /// the receive that gets its data.
+    claimed: HashMap<(u32, u64), ReqId>,
+    next_msg: u64,
+    /// Process id of each world rank reachable by shared memory (0 otherwise).
+    pub pids: Vec<u32>,
+    pub eager_credit: u64,
+    /// Largest eager message per route kind.
+    pub shm_eager: u64,
+    pub tcp_eager: u64,
+    /// Messages at least this long may be pulled with cross-memory attach.
+    pub cma_min: u64,
+    /// Requests that completed and were freed by the user (`MPI_Request_free`).
+    pub orphaned: Vec<ReqId>,
+}
+
+fn truncate_class() -> i32 {
+    crate::error::ErrorClass::Truncate.code()
+}
+
+impl State {
+    pub fn new(me: u32, peers: Vec<Peer>, eager_credit: u64) -> State {
+        State {
+            me,
+            peers,
+            requests: Slab::default(),
+            matching: Matching::default(),
+            pending: HashMap::new(),
+            cancels: HashMap::new(),
+            claimed: HashMap::new(),
+            next_msg: 1,
+            pids: Vec::new(),
+            eager_credit,
+            shm_eager: 0,
+            tcp_eager: 0,
+            cma_min: u64::MAX,
+            orphaned: Vec::new(),
+        }
+    }
+
+    fn queue(&mut self, to: u32, mut out: Outgoing) {
+        let peer = &mut self.peers[to as usize];
+        let owed = peer.credit_owed.min(u32::MAX as u64);
+        peer.credit_owed -= owed;
+        out.head.credit = owed as u32;
+        peer.queue.push_back(out);
+    }
+
+    fn queue_control(&mut self, to: u32, frame: Frame) {
+        self.queue(
+            to,
+            Outgoing {
+                head: Head::new(frame),
+                payload: Payload::None,
+                on_written: None,
+            },
+        );
+    }
+
+    /// Records that eager data from `from` was consumed; returns credit when enough owed.
+    fn consumed(&mut self, from: u32, len: u64) {
+        let peer = &mut self.peers[from as usize];
+        peer.credit_owed += credit_cost(len);
+        if peer.credit_owed >= self.eager_credit / 4 && peer.route != Route::Local {
+            self.queue_control(from, Frame::Credit);
+        }
+    }
+
+    fn complete(&mut self, req: ReqId) {
+        if let Some(r) = self.requests.get_mut(req) {
+            r.complete = true;
+            if r.freed && !r.cancelling {
+                self.orphaned.push(req);
+            }
+        }
+    }
+
+    fn eager_limit(&self, route: Route) -> u64 {
+        match route {
+            Route::Local => u64::MAX,
+            Route::Shm { .. } => self.shm_eager,
+            Route::Tcp => self.tcp_eager,
+        }
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /// Starts a send to world rank `dest` with envelope `env`; returns its request.
+    pub fn start_send(&mut self, buf: UserBuf, dest: u32, env: Envelope, mode: SendMode) -> ReqId {
+        let len = buf.bytes();
+        let msg = self.next_msg;
+        self.next_msg += 1;
+        let route = self.peers[dest as usize].route;
+        let req = self.requests.insert(Request::new(ReqKind::Send(SendOp {
+            buf,
+            dest,
+            env,
+            mode,
+            msg,
+            state: SendState::Queued,
+            bsend_slot: None,
+        })));
+        {
+            let c = &mut self.peers[dest as usize].counters;
+            c.msgs_sent += 1;
+            c.bytes_sent += len;
+        }
+        if route == Route::Local {
+            self.send_to_self(req, env, len, mode == SendMode::Synchronous);
+            return req;
+        }
+        let sync = mode == SendMode::Synchronous;
+        let cost = credit_cost(len);
+        let eager = len <= self.eager_limit(route) && self.peers[dest as usize].send_credit >= cost;
+        let frame = if eager {
+            self.peers[dest as usize].send_credit -= cost;
+            Frame::Eager {
+                env,
+                msg,
+                len,
+                sync,
+            }
+        } else {
+            let dense = match &self.requests.get(req).unwrap().kind {
+                ReqKind::Send(s) => s.buf.is_contiguous(),
+                _ => false,
+            };
+            let cma_addr = match route {
+                Route::Shm { .. } if dense && len >= self.cma_min => {
+                    match &self.requests.get(req).unwrap().kind {
+                        ReqKind::Send(s) => s.buf.addr as u64,
+                        _ => 0,
+                    }
+                }
+                _ => 0,
+            };
+            Frame::Rts {
+                env,
+                msg,
+                len,
+                cma_addr,
+            }
+        };
+        if sync || !eager {
+            self.pending.insert(msg, req);
+        }
+        let payload = if eager {
+            Payload::Send {
+                req,
+                offset: 0,
+                len,
+            }
+        } else {
+            Payload::None
+        };
+        self.queue(
+            dest,
+            Outgoing {
+                head: Head::new(frame),
+                payload,
+                on_written: Some(req),
+            },
+        );
+        req
+    }
+
+    fn send_to_self(&mut self, req: ReqId, env: Envelope, len: u64, sync: bool) {
+        let data = {
+            let ReqKind::Send(s) = &self.requests.get(req).unwrap().kind else {
+                unreachable!()
+            };
+            let mut data = vec![0u8; len as usize];
+            s.buf.pack_into(0, &mut data);
+            data
+        };
+        let msg = self.next_msg - 1;
+        if let Some(rreq) = self.matching.take_posted(env.context, env.src, env.tag) {
+            self.deliver_whole(rreq, env, &data);
+            self.finish_send(req);
+        } else {
+            self.matching.add_unexpected(Unexpected {
+                context: env.context,
+                source: env.src,
+                tag: env.tag,
+                len,
+                from: self.me,
+                msg,
+                held: Held::Local {
+                    data,
+                    send: if sync { Some(req) } else { None },
+                },
+            });
+            if !sync {
+                self.finish_send(req);
+            }
+        }
+    }
+
+    fn finish_send(&mut self, req: ReqId) {
+        if let Some(Request {
+            kind: ReqKind::Send(s),
+            ..
+        }) = self.requests.get_mut(req)
+        {
+            s.state = SendState::Done;
+        }
+        self.complete(req);
+    }
+
+    /// A transport finished writing a frame that carried `on_written`.
+    pub fn frame_written(&mut self, req: ReqId) {
+        let Some(Request {
+            kind: ReqKind::Send(s),
+            ..
+        }) = self.requests.get_mut(req)
+        else {
+            return;
+        };
+        match s.state {
+            SendState::Queued => {
+                if self.pending.contains_key(&s.msg) {
+                    s.state = SendState::AwaitReceiver;
+                } else {
+                    self.finish_send(req);
+                }
+            }
+            SendState::Streaming => self.finish_send(req),
+            _ => {}
+        }
+    }
+
+    // ---------------------------------------------------------------- receiving
+
+    /// Posts a receive, matching an unexpected message first if one is there.
+    pub fn start_recv(&mut self, buf: UserBuf, context: u64, source: i32, tag: i32) -> ReqId {
+        let req = self.requests.insert(Request::new(ReqKind::Recv(RecvOp {
+            buf,
+            context,
+            source,
+            tag,
+            state: RecvState::Posted,
+        })));
+        match self.matching.take_unexpected(context, source, tag) {
+            Some(u) => self.match_unexpected(req, u),
+            None => self.matching.post(Posted {
+                req,
+                context,
+                source,
+                tag,
+            }),
+        }
+        req
+    }
+
+    /// Receives an unexpected message into request `req` (also used by `MPI_Mrecv`).
+    pub fn match_unexpected(&mut self, req: ReqId, u: Unexpected) {
+        let env = Envelope {
+            context: u.context,
+            src: u.source,
+            tag: u.tag,
+        };
+        match u.held {
+            Held::Eager { data, sync } => {
+                self.deliver_whole(req, env, &data);
+                self.consumed(u.from, u.len);
+                if sync {
+                    self.queue_control(u.from, Frame::SyncAck { msg: u.msg });
+                }
+            }
+            Held::Local { data, send } => {
+                self.deliver_whole(req, env, &data);
+                if let Some(s) = send {
+                    self.finish_send(s);
+                }
+            }
+            Held::Rts { cma_addr } => {
+                self.start_rendezvous(req, u.from, env, u.msg, u.len, cma_addr)
+            }
+            Held::Arriving { .. } => {
+                self.set_matched_status(req, env, u.len);
+                self.claimed.insert((u.from, u.msg), req);
+            }
+        }
+    }
+
+    fn recv_capacity(&self, req: ReqId) -> u64 {
+        match &self.requests.get(req).map(|r| &r.kind) {
+            Some(ReqKind::Recv(r)) => r.buf.bytes(),
+            _ => 0,
+        }
+    }
+
+    fn set_matched_status(&mut self, req: ReqId, env: Envelope, len: u64) {
+        let cap = self.recv_capacity(req);
+        if let Some(r) = self.requests.get_mut(req) {
+            r.status.source = env.src;
+            r.status.tag = env.tag;
+            r.status.bytes = len.min(cap);
+            if len > cap {
+                r.status.error = truncate_class();
+            }
+        }
+    }
+
+    /// Places a whole message into a matched receive and completes it.
+    fn deliver_whole(&mut self, req: ReqId, env: Envelope, data: &[u8]) {
+        self.set_matched_status(req, env, data.len() as u64);
+        let cap = self.recv_capacity(req) as usize;
+        if let Some(Request {
+            kind: ReqKind::Recv(r),
+            ..
+        }) = self.requests.get_mut(req)
+        {
+            r.buf.unpack_from(0, &data[..data.len().min(cap)]);
+            r.state = RecvState::Done;
+        }
+        self.complete(req);
+    }
+
+    fn start_rendezvous(
+        &mut self,
+        req: ReqId,
+        from: u32,
+        env: Envelope,
+        msg: u64,
+        len: u64,
+        cma_addr: u64,
+    ) {
+        self.set_matched_status(req, env, len);
+        if let Some(Request {
+            kind: ReqKind::Recv(r),
+            ..
+        }) = self.requests.get_mut(req)
+        {
+            r.state = RecvState::Receiving { len, received: 0 };
+        }
+        if cma_addr != 0 && len <= self.recv_capacity(req) && self.pull(req, from, cma_addr, len) {
+            if let Some(Request {
+                kind: ReqKind::Recv(r),
+                ..
+            }) = self.requests.get_mut(req)
+            {
+                r.state = RecvState::Done;
+            }
+            self.complete(req);
+            self.queue_control(from, Frame::Fin { msg });
+            return;
+        }
+        self.queue_control(
+            from,
+            Frame::Cts {
+                msg,
+                rreq: req.to_u64(),
+            },
+        );
+    }
+
+    /// Copies a rendezvous message straight out of the sender (cross-memory attach).
+    fn pull(&mut self, req: ReqId, from: u32, addr: u64, len: u64) -> bool {
+        let Some(pid) = self.peer_pid(from) else {
+            return false;
+        };
+        let Some(Request {
+            kind: ReqKind::Recv(r),
+            ..
+        }) = self.requests.get(req)
+        else {
+            return false;
+        };
+        match r.buf.dense_mut(0, len as usize) {
+            Some(dst) => crossmpi_shm::cma::read_remote(pid, addr as usize, dst).is_ok(),
+            None => {
+                let mut tmp = vec![0u8; len as usize];
+                let ok = crossmpi_shm::cma::read_remote(pid, addr as usize, &mut tmp).is_ok();
+                if ok {
+                    r.buf.unpack_from(0, &tmp);
+                }
+                ok
+            }
+        }
+    }
+
+    /// Process ids of local peers, set by the shared-memory route.
+    pub fn peer_pid(&self, w: u32) -> Option<u32> {
+        self.pids.get(w as usize).copied().filter(|&p| p != 0)
+    }
+
+    /// A frame head arrived from world rank `from`; says where its payload goes.
+    pub fn begin_frame(&mut self, from: u32, head: &Head, payload_len: u64) -> (Sink, Delivery) {
+        if head.credit > 0 {
+            self.peers[from as usize].send_credit += head.credit as u64;
+        }
+        match head.frame {
+            Frame::Eager {
+                env,
+                msg,
+                len,
+                sync,
+            } => {
+                let c = &mut self.peers[from as usize].counters;
+                c.msgs_recv += 1;
+                c.bytes_recv += len;
+                match self.matching.take_posted(env.context, env.src, env.tag) {
+                    Some(req) => {
+                        self.set_matched_status(req, env, len);
+                        let dense = len <= self.recv_capacity(req)
+                            && matches!(self.requests.get(req).map(|r| &r.kind), Some(ReqKind::Recv(r)) if r.buf.is_contiguous());
+                        let sink = if dense {
+                            Sink::Direct { req, offset: 0 }
+                        } else {
+                            Sink::Buffer(Vec::with_capacity(payload_len as usize))
+                        };
+                        (
+                            sink,
+                            Delivery::Matched {
+                                req,
+                                msg,
+                                sync,
+                                len,
+                            },
+                        )
+                    }
+                    None => {
+                        self.matching.add_unexpected(Unexpected {
+                            context: env.context,
+                            source: env.src,
+                            tag: env.tag,
+                            len,
+                            from,
+                            msg,
+                            held: Held::Arriving { sync },
+                        });
+                        (
+                            Sink::Buffer(Vec::with_capacity(payload_len as usize)),
+                            Delivery::Unexpected {
+                                env,
+                                msg,
+                                len,
+                                sync,
+                            },
+                        )
+                    }
+                }
+            }
+            Frame::Rts {
+                env,
+                msg,
+                len,
+                cma_addr,
+            } => {
+                let c = &mut self.peers[from as usize].counters;
+                c.msgs_recv += 1;
+                c.bytes_recv += len;
+                match self.matching.take_posted(env.context, env.src, env.tag) {
+                    Some(req) => self.start_rendezvous(req, from, env, msg, len, cma_addr),
+                    None => self.matching.add_unexpected(Unexpected {
+                        context: env.context,
+                        source: env.src,
+                        tag: env.tag,
+                        len,
+                        from,
+                        msg,
+                        held: Held::Rts { cma_addr },
+                    }),
+                }
+                (Sink::None, Delivery::Nothing)
+            }
+            Frame::Data { rreq, offset } => {
+                let req = Id::from_u64(rreq);
+                let cap = self.recv_capacity(req);
+                let fits = offset + payload_len <= cap;
+                let dense = fits
+                    && matches!(self.requests.get(req).map(|r| &r.kind), Some(ReqKind::Recv(r)) if r.buf.is_contiguous());
+                let sink = if dense {
+                    Sink::Direct { req, offset }
+                } else if offset >= cap || self.requests.get(req).is_none() {
+                    Sink::Discard
+                } else {
+                    Sink::Buffer(Vec::with_capacity(payload_len as usize))
+                };
+                (
+                    sink,
+                    Delivery::Data {
+                        req,
+                        offset,
+                        len: payload_len,
+                    },
+                )
+            }
+            Frame::Cts { msg, rreq } => {
+                if let Some(req) = self.pending.remove(&msg) {
+                    self.stream(req, rreq);
+                }
+                (Sink::None, Delivery::Nothing)
+            }
+            Frame::Fin { msg } | Frame::SyncAck { msg } => {
+                if let Some(req) = self.pending.remove(&msg) {
+                    self.finish_send(req);
+                }
+                (Sink::None, Delivery::Nothing)
+            }
+            Frame::CancelReq { msg } => {
+                let cancelled = match self.matching.withdraw(from, msg) {
+                    Some(u) => {
+                        if let Held::Eager { .. } | Held::Arriving { .. } = u.held {
+                            self.consumed(from, u.len);
+                        }
+                        true
+                    }
+                    None => false,
+                };
+                self.queue_control(from, Frame::CancelReply { msg, cancelled });
+                (Sink::None, Delivery::Nothing)
+            }
+            Frame::CancelReply { msg, cancelled } => {
+                self.cancel_answered(msg, cancelled);
+                (Sink::None, Delivery::Nothing)
+            }
+            Frame::Credit => (Sink::None, Delivery::Nothing),
+        }
+    }
+
+    /// The payload of the frame begun by `begin_frame` has been placed in `sink`.
+    pub fn end_frame(&mut self, from: u32, sink: Sink, delivery: Delivery) {
+        match delivery {
+            Delivery::Nothing => {}
+            Delivery::Matched {
+                req,
+                msg,
+                sync,
+                len,
+            } => {
+                if let Sink::Buffer(data) = sink {
+                    let cap = self.recv_capacity(req) as usize;
+                    if let Some(Request {
+                        kind: ReqKind::Recv(r),
+                        ..
+                    }) = self.requests.get(req)
+                    {
+                        r.buf.unpack_from(0, &data[..data.len().min(cap)]);
+                    }
+                }
+                if let Some(Request {
+                    kind: ReqKind::Recv(r),
+                    ..
+                }) = self.requests.get_mut(req)
+                {
+                    r.state = RecvState::Done;
+                }
+                self.complete(req);
+                self.consumed(from, len);
+                if sync {
+                    self.queue_control(from, Frame::SyncAck { msg });
+                }
+            }
+            Delivery::Unexpected {
+                env,
+                msg,
+                len,
+                sync,
+            } => {
+                let Sink::Buffer(data) = sink else {
+                    unreachable!("unexpected eager data is always buffered")
+                };
+                if let Some(req) = self.claimed.remove(&(from, msg)) {
+                    self.deliver_whole(req, env, &data);
+                    self.consumed(from, len);
+                    if sync {
+                        self.queue_control(from, Frame::SyncAck { msg });
+                    }
+                } else if let Some(u) = self.matching.find_mut(from, msg) {
+                    u.held = Held::Eager { data, sync };
+                }
+            }
+            Delivery::Data { req, offset, len } => {
+                let cap = self.recv_capacity(req);
+                let Some(Request {
+                    kind: ReqKind::Recv(r),
+                    ..
+                }) = self.requests.get_mut(req)
+                else {
+                    return;
+                };
+                if let Sink::Buffer(data) = sink {
+                    let keep = (cap.saturating_sub(offset) as usize).min(data.len());
+                    r.buf.unpack_from(offset, &data[..keep]);
+                }
+                if let RecvState::Receiving {
+                    len: total,
+                    received,
+                } = r.state
+                {
+                    let received = received + len;
+                    r.state = if received >= total {
+                        RecvState::Done
+                    } else {
+                        RecvState::Receiving {
+                            len: total,
+                            received,
+                        }
+                    };
+                    if received >= total {
+                        self.complete(req);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Convenience for transports that hold the whole payload (shared memory).
+    pub fn on_frame(&mut self, from: u32, head: &Head, payload: &[u8]) {
+        let (sink, delivery) = self.begin_frame(from, head, payload.len() as u64);
+        let sink = match sink {
+            Sink::Buffer(mut v) => {
+                v.extend_from_slice(payload);
+                Sink::Buffer(v)
+            }
+            Sink::Direct { req, offset } => {
+                if let Some(Request {
+                    kind: ReqKind::Recv(r),
+                    ..
+                }) = self.requests.get(req)
+                {
+                    if let Some(dst) = r.buf.dense_mut(offset, payload.len()) {
+                        dst.copy_from_slice(payload);
+                    }
+                }
+                sink
+            }
+            other => other,
+        };
+        self.end_frame(from, sink, delivery);
+    }
+
+    fn stream(&mut self, req: ReqId, rreq: u64) {
+        let Some(Request {
+            kind: ReqKind::Send(s),
+            ..
+        }) = self.requests.get_mut(req)
+        else {
+            return;
+        };
+        s.state = SendState::Streaming;
+        let (dest, len) = (s.dest, s.buf.bytes());
+        self.queue(
+            dest,
+            Outgoing {
+                head: Head::new(Frame::Data { rreq, offset: 0 }),
+                payload: Payload::Send {
+                    req,
+                    offset: 0,
+                    len,
+                },
+                on_written: Some(req),
+            },
+        );
+    }
+
+    // ---------------------------------------------------------------- cancel
+
+    /// Cancels a request: a posted receive is withdrawn at once; a send is withdrawn from
+    /// the receiver's unexpected messages if it is still there (the answer arrives later).
+    pub fn cancel(&mut self, req: ReqId) {
+        let me = self.me;
+        let Some(r) = self.requests.get_mut(req) else {
+            return;
+        };
+        match &r.kind {
+            ReqKind::Recv(op) if op.state == RecvState::Posted => {
+                if self.matching.unpost(req) {
+                    r.status.cancelled = true;
+                    self.complete(req);
+                }
+            }
+            ReqKind::Send(op) if !r.cancelling && op.state != SendState::Streaming => {
+                let (dest, msg) = (op.dest, op.msg);
+                if dest == me {
+                    if self.matching.withdraw(me, msg).is_some() {
+                        r.status.cancelled = true;
+                        self.finish_send(req);
+                    }
+                    return;
+                }
+                r.cancelling = true;
+                self.cancels.insert(msg, req);
+                self.queue_control(dest, Frame::CancelReq { msg });
+            }
+            _ => {}
+        }
+    }
+
+    fn cancel_answered(&mut self, msg: u64, cancelled: bool) {
+        let Some(req) = self.cancels.remove(&msg) else {
+            return;
+        };
+        let Some(r) = self.requests.get_mut(req) else {
+            return;
+        };
+        r.cancelling = false;
+        if cancelled {
+            r.status.cancelled = true;
+            // The receiver dropped the message: no acknowledgement or CTS will come.
+            self.pending.remove(&msg);
+            self.finish_send(req);
+        } else if r.complete && r.freed {
+            self.orphaned.push(req);
+        }
+    }
+
+    /// True when `req` may be reported complete (no cancel answer outstanding).
+    pub fn is_done(&self, req: ReqId) -> bool {
+        self.requests
+            .get(req)
+            .is_some_and(|r| r.complete && !r.cancelling)
+    }
+}

@@ -1,0 +1,6 @@
+//! Routes: how frames reach each peer. The shared-memory and TCP routes move the frames
+//! queued in [`crate::proto::Peer::queue`] and feed arriving frames to the protocol
+//! state; the local route (a process sending to itself) needs no transport.
+
+pub mod shm;
+pub mod tcp;

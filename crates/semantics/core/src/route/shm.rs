@@ -1,0 +1,139 @@
+//! The shared-memory route: this rank's inbox, outboxes into each local peer's inbox,
+//! and doorbells.
+
+use crate::header::{Frame, Head, HEAD_LEN};
+use crate::proto::{Payload, State};
+use crate::request::ReqKind;
+use crossmpi_shm::doorbell::{Doorbell, Ringer};
+use crossmpi_shm::{Inbox, Outbox};
+
+pub struct ShmRoute {
+    inbox: Inbox,
+    /// Outboxes by local index (None for this rank).
+    outboxes: Vec<Option<Outbox>>,
+    /// World rank of each local index.
+    pub local_world: Vec<u32>,
+    pub my_local: usize,
+    doorbell: Doorbell,
+    ringer: Ringer,
+    bells: Vec<String>,
+}
+
+/// Frames taken from one ring per poll, so one busy sender cannot starve the others.
+const POLL_BUDGET: usize = 32;
+
+impl ShmRoute {
+    pub fn new(
+        inbox: Inbox,
+        outboxes: Vec<Option<Outbox>>,
+        local_world: Vec<u32>,
+        my_local: usize,
+        doorbell: Doorbell,
+        bells: Vec<String>,
+    ) -> std::io::Result<ShmRoute> {
+        Ok(ShmRoute {
+            inbox,
+            outboxes,
+            local_world,
+            my_local,
+            doorbell,
+            ringer: Ringer::new()?,
+            bells,
+        })
+    }
+
+    pub fn frame_capacity(&self) -> usize {
+        self.inbox.layout().frame_capacity()
+    }
+
+    /// Unlinks the inbox file once every local peer has mapped it.
+    pub fn unlink(&mut self) {
+        self.inbox.unlink();
+    }
+
+    pub fn doorbell_fd(&self) -> i32 {
+        self.doorbell.fd()
+    }
+
+    pub fn set_sleeping(&self, sleeping: bool) {
+        self.inbox.set_sleeping(sleeping);
+        if !sleeping {
+            self.doorbell.drain();
+        }
+    }
+
+    /// Delivers arrived frames to the protocol. Returns whether any arrived.
+    pub fn poll(&mut self, st: &mut State) -> bool {
+        let mut any = false;
+        for local in 0..self.local_world.len() {
+            if local == self.my_local {
+                continue;
+            }
+            let from = self.local_world[local];
+            for _ in 0..POLL_BUDGET {
+                let Some(frame) = self.inbox.peek(local) else {
+                    break;
+                };
+                match Head::decode(frame) {
+                    Ok(head) => st.on_frame(from, &head, &frame[HEAD_LEN..]),
+                    Err(e) => crate::fatal(&format!(
+                        "corrupt shared-memory frame from rank {from}: {e}"
+                    )),
+                }
+                self.inbox.pop(local);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Writes the frames queued for local peer `local` while cells are free.
+    pub fn flush(&mut self, st: &mut State, local: usize) {
+        let w = self.local_world[local] as usize;
+        let Some(outbox) = self.outboxes[local].as_mut() else {
+            return;
+        };
+        let mut wake = false;
+        while let Some(front) = st.peers[w].queue.front_mut() {
+            let Some(mut cell) = outbox.try_reserve() else {
+                break;
+            };
+            let buf = cell.buf();
+            let room = buf.len() - HEAD_LEN;
+            buf[..HEAD_LEN].copy_from_slice(&front.head.encode());
+            let (n, finished) = match &mut front.payload {
+                Payload::None => (0, true),
+                Payload::Owned(v) => {
+                    buf[HEAD_LEN..HEAD_LEN + v.len()].copy_from_slice(v);
+                    (v.len(), true)
+                }
+                Payload::Send { req, offset, len } => {
+                    let n = (*len).min(room as u64) as usize;
+                    if let Some(ReqKind::Send(s)) = st.requests.get(*req).map(|r| &r.kind) {
+                        s.buf.pack_into(*offset, &mut buf[HEAD_LEN..HEAD_LEN + n]);
+                    }
+                    *offset += n as u64;
+                    *len -= n as u64;
+                    (n, *len == 0)
+                }
+            };
+            wake |= cell.commit(HEAD_LEN + n);
+            if finished {
+                let done = st.peers[w].queue.pop_front().and_then(|f| f.on_written);
+                if let Some(req) = done {
+                    st.frame_written(req);
+                }
+            } else {
+                front.head.credit = 0;
+                if let Frame::Data { offset, .. } = &mut front.head.frame {
+                    *offset += n as u64;
+                }
+            }
+        }
+        if wake {
+            if let Err(e) = self.ringer.ring(&self.bells[local]) {
+                crate::fatal(&format!("cannot wake local rank {w}: {e}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The runtime of one MPI process: built by `MPI_Init`, kept behind one lock (a coarse
+//! lock makes `MPI_THREAD_MULTIPLE` correct), torn down by `MPI_Finalize`.
+
+use crate::bootstrap::{self, Boot};
+use crate::comm::{Comm, CommId, Group};
+use crate::config::Config;
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::progress::{self, WaitPolicy, Waiter};
+use crate::proto::{Route, State};
+use crate::route::shm::ShmRoute;
+use crate::route::tcp::TcpRoute;
+use crate::slab::Slab;
+use crossmpi_pmi::Client;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// `MPI_THREAD_MULTIPLE` (MPI-5.0 ABI value).
+pub const THREAD_MULTIPLE: i32 = 4096;
+
+pub struct Runtime {
+    pub cfg: Config,
+    pub rank: u32,
+    pub size: u32,
+    pub st: State,
+    pub shm: Option<ShmRoute>,
+    pub tcp: Option<TcpRoute>,
+    pub pmi: Option<Client>,
+    pub comms: Slab<Comm>,
+    pub world: CommId,
+    pub self_comm: CommId,
+    /// Node index of every world rank.
+    pub node_of: Arc<Vec<u32>>,
+    /// The next context id this process may hand out (every communicator takes two).
+    pub next_context: u64,
+    pub thread_level: i32,
+    pub appnum: i32,
+    pub universe_size: Option<usize>,
+    /// The buffer attached for buffered-mode sends.
+    pub bsend_buffer: Option<crate::p2p::BsendBuffer>,
+    wait_policy: WaitPolicy,
+}
+
+/// Life cycle of the MPI library in this process.
+const NOT_INITIALIZED: u8 = 0;
+const INITIALIZED: u8 = 1;
+const FINALIZED: u8 = 2;
+static PHASE: AtomicU8 = AtomicU8::new(NOT_INITIALIZED);
+static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+
+pub fn is_initialized() -> bool {
+    PHASE.load(Ordering::Acquire) != NOT_INITIALIZED
+}
+
+pub fn is_finalized() -> bool {
+    PHASE.load(Ordering::Acquire) == FINALIZED
+}
+
+fn lock() -> MutexGuard<'static, Option<Runtime>> {
+    RUNTIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Initialises the library; returns the thread level provided.
+pub fn init(function: &str, required: i32) -> MpiResult<i32> {
+    let mut guard = lock();
+    if PHASE.load(Ordering::Acquire) != NOT_INITIALIZED {
+        return Err(MpiError::context(
+            ErrorClass::Other,
+            function,
+            "MPI is already initialized (or was finalized); it can be initialized only once",
+        ));
+    }
+    let cfg = Config::from_env();
+    let boot = bootstrap::boot(&cfg)?;
+    let provided = required.clamp(0, THREAD_MULTIPLE);
+    *guard = Some(Runtime::new(cfg, boot, provided));
+    PHASE.store(INITIALIZED, Ordering::Release);
+    Ok(provided)
+}
+
+/// Runs `f` on the runtime, or fails when MPI is not (or no longer) initialized.
+pub fn with<R>(function: &str, f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
+    let mut guard = lock();
+    match guard.as_mut() {
+        Some(rt) => f(rt),
+        None => Err(not_initialized(function)),
+    }
+}
+
+pub fn not_initialized(function: &str) -> MpiError {
+    let when = if is_finalized() {
+        "after MPI_Finalize"
+    } else {
+        "before MPI_Init"
+    };
+    MpiError::context(ErrorClass::Other, function, format!("called {when}"))
+}
+
+/// Drives progress until `check` returns a value: polls, then sleeps until a route has
+/// work. Other threads may enter MPI between polls.
+pub fn wait_for<R>(
+    function: &str,
+    mut check: impl FnMut(&mut Runtime) -> Option<R>,
+) -> MpiResult<R> {
+    let mut guard = lock();
+    let Some(rt) = guard.as_mut() else {
+        return Err(not_initialized(function));
+    };
+    if let Some(r) = check(rt) {
+        return Ok(r);
+    }
+    let mut waiter = Waiter::new(rt.wait_policy);
+    let multiple = rt.thread_level == THREAD_MULTIPLE;
+    loop {
+        let rt = guard.as_mut().expect("runtime present while waiting");
+        let progressed = rt.progress();
+        if let Some(r) = check(rt) {
+            return Ok(r);
+        }
+        if progressed {
+            waiter.busy();
+        } else if waiter.idle() {
+            rt.set_sleeping(true);
+            let progressed = rt.progress();
+            if let Some(r) = check(rt) {
+                rt.set_sleeping(false);
+                return Ok(r);
+            }
+            if !progressed {
+                let fds = rt.wait_fds();
+                let timeout = if multiple {
+                    Duration::from_millis(1)
+                } else {
+                    Duration::from_millis(100)
+                };
+                drop(guard);
+                progress::sleep_on(&fds, timeout);
+                guard = lock();
+            }
+            if let Some(rt) = guard.as_mut() {
+                rt.set_sleeping(false);
+            }
+            waiter.busy();
+            continue;
+        }
+        if multiple {
+            drop(guard);
+            std::thread::yield_now();
+            guard = lock();
+        }
+    }
+}
+
+/// Ends the library: flushes what is queued, synchronises with every rank, leaves PMI.
+pub fn finalize(function: &str) -> MpiResult<()> {
+    let world = with(function, |rt| Ok(rt.world))?;
+    wait_for(function, |rt| {
+        rt.st.peers.iter().all(|p| p.queue.is_empty()).then_some(())
+    })?;
+    crate::coll::barrier(function, world)?;
+    wait_for(function, |rt| {
+        rt.st.peers.iter().all(|p| p.queue.is_empty()).then_some(())
+    })?;
+    let mut guard = lock();
+    let mut rt = guard.take().ok_or_else(|| not_initialized(function))?;
+    PHASE.store(FINALIZED, Ordering::Release);
+    drop(guard);
+    if let Some(pmi) = rt.pmi.as_mut() {
+        pmi.finalize()
+            .map_err(|e| MpiError::context(ErrorClass::Other, function, format!("PMI: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Ends the whole job (`MPI_Abort`, or a fatal error under `MPI_ERRORS_ARE_FATAL`).
+pub fn abort(code: i32, message: &str) -> ! {
+    eprintln!("{message}");
+    // Another thread may hold the lock forever (it may be the one waiting on the peer
+    // that died); the launcher ends the job when this process exits anyway.
+    if let Ok(mut guard) = RUNTIME.try_lock() {
+        if let Some(pmi) = guard.as_mut().and_then(|rt| rt.pmi.as_mut()) {
+            let _ = pmi.abort(code, message);
+        }
+    }
+    std::process::exit(if code == 0 { 1 } else { code & 0xff });
+}
+
+impl Runtime {
+    fn new(cfg: Config, boot: Boot, thread_level: i32) -> Runtime {
+        let Boot {
+            rank,
+            size,
+            pmi,
+            peers,
+            node_of,
+            pids,
+            shm,
+            tcp,
+            appnum,
+            universe_size,
+        } = boot;
+        let mut st = State::new(rank, peers, cfg.eager_credit);
+        st.pids = pids;
+        st.tcp_eager = cfg.tcp_eager;
+        if let Some(s) = shm.as_ref() {
+            st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;
+        }
+        let local_ranks = node_of
+            .iter()
+            .filter(|&&n| n == node_of[rank as usize])
+            .count();
+        let cpus = progress::available_cpus();
+        st.cma_min = match cfg.shm_cma_min {
+            0 if local_ranks > cpus => 256 * 1024,
+            0 => u64::MAX,
+            n => n,
+        };
+        let node_of = Arc::new(node_of);
+        let mut comms = Slab::default();
+        let world = comms.insert(Comm {
+            context: 0,
+            group: Group::new((0..size).collect()),
+            rank: rank as usize,
+            remote: None,
+            name: "MPI_COMM_WORLD".into(),
+            errhandler: 0,
+            attributes: BTreeMap::new(),
+            nodes: node_of.clone(),
+            coll_seq: 0,
+        });
+        let self_comm = comms.insert(Comm {
+            context: 2,
+            group: Group::new(vec![rank]),
+            rank: 0,
+            remote: None,
+            name: "MPI_COMM_SELF".into(),
+            errhandler: 0,
+            attributes: BTreeMap::new(),
+            nodes: Arc::new(vec![node_of[rank as usize]]),
+            coll_seq: 0,
+        });
+        Runtime {
+            wait_policy: WaitPolicy::new(cfg.spin_us, local_ranks, cpus),
+            cfg,
+            rank,
+            size,
+            st,
+            shm,
+            tcp,
+            pmi,
+            comms,
+            world,
+            self_comm,
+            node_of,
+            next_context: 4,
+            thread_level,
+            appnum,
+            universe_size,
+            bsend_buffer: None,
+        }
+    }
+
+    /// Polls every route once: frames in, queued frames out. True if anything moved.
+    pub fn progress(&mut self) -> bool {
+        let mut any = false;
+        if let Some(shm) = self.shm.as_mut() {
+            any |= shm.poll(&mut self.st);
+        }
+        if let Some(tcp) = self.tcp.as_mut() {
+            any |= tcp.poll(&mut self.st);
+        }
+        self.flush();
+        for req in std::mem::take(&mut self.st.orphaned) {
+            self.st.requests.remove(req);
+        }
+        any
+    }
+
+    /// Writes queued frames of every peer that has some.
+    pub fn flush(&mut self) {
+        for w in 0..self.st.peers.len() {
+            if self.st.peers[w].queue.is_empty() {
+                continue;
+            }
+            match self.st.peers[w].route {
+                Route::Shm { local } => {
+                    if let Some(shm) = self.shm.as_mut() {
+                        shm.flush(&mut self.st, local);
+                    }
+                }
+                Route::Tcp => {
+                    if let Some(tcp) = self.tcp.as_mut() {
+                        tcp.flush(&mut self.st, w as u32);
+                    }
+                }
+                Route::Local => {}
+            }
+        }
+    }
+
+    fn set_sleeping(&mut self, sleeping: bool) {
+        if let Some(shm) = self.shm.as_ref() {
+            shm.set_sleeping(sleeping);
+        }
+        if !sleeping {
+            if let Some(tcp) = self.tcp.as_ref() {
+                tcp.clear_wakeups();
+            }
+        }
+    }
+
+    fn wait_fds(&self) -> Vec<i32> {
+        let mut fds = Vec::with_capacity(2);
+        if let Some(shm) = self.shm.as_ref() {
+            fds.push(shm.doorbell_fd());
+        }
+        if let Some(tcp) = self.tcp.as_ref() {
+            fds.push(tcp.wait_fd());
+        }
+        fds
+    }
+
+    pub fn comm(&self, function: &str, id: CommId) -> MpiResult<&Comm> {
+        self.comms.get(id).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Comm,
+                function,
+                "comm",
+                id.index,
+                "freed or never created",
+            )
+        })
+    }
+
+    pub fn comm_mut(&mut self, function: &str, id: CommId) -> MpiResult<&mut Comm> {
+        self.comms.get_mut(id).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Comm,
+                function,
+                "comm",
+                id.index,
+                "freed or never created",
+            )
+        })
+    }
+}
