@@ -90,7 +90,8 @@ run_one() { # NAME BINARY RANKS MODE ARG SPEC
   local elapsed
   elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.2f", b - a}')
   local why=""
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why="timed out after $timeout_s s"
+  if [ "$rc" -eq 124 ] || awk -v e="$elapsed" -v t="$timeout_s" 'BEGIN{exit !(e >= t)}'; then
+    why="timed out after $timeout_s s"
   elif [ "$rc" -eq 77 ] && grep -q "^SKIP" "$out"; then
     if [ -n "$peer" ]; then skipped=$((skipped+1)); report SKIP "$label" "$(grep -m1 '^SKIP' "$out")"; return; fi
     why="skipped a feature crossmpi must have: $(grep -m1 '^SKIP' "$out")"
