@@ -17,6 +17,7 @@ pub mod matching;
 pub mod p2p;
 pub mod progress;
 pub mod proto;
+pub mod reduce;
 pub mod request;
 pub mod route;
 pub mod runtime;
