@@ -27,3 +27,6 @@ impl Inbox {
         self.bytes.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests;

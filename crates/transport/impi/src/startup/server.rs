@@ -139,6 +139,10 @@ pub struct Server {
     by_rank: Vec<Option<ConnId>>,
     declared: Vec<Declared>,
     rounds: BTreeMap<Label, Round>,
+    /// Clients that sent DONE, and FINI (a client may close after FINI, so these are
+    /// counted rather than read off the open connections).
+    done: u32,
+    finished: u32,
     phase: Phase,
     events: VecDeque<ServerEvent>,
 }
@@ -173,6 +177,8 @@ impl Server {
             by_rank: vec![None; n],
             declared: vec![Declared::default(); n],
             rounds: BTreeMap::new(),
+            done: 0,
+            finished: 0,
             phase: Phase::Joining,
             events: VecDeque::new(),
         })
@@ -412,13 +418,8 @@ impl Server {
                 self.set_state(conn, ConnState::SentFini(r));
                 self.events
                     .push_back(ServerEvent::ClientFinished { rank: r });
-                if self
-                    .conns
-                    .values()
-                    .filter(|c| matches!(c.state, ConnState::SentFini(_)))
-                    .count() as u32
-                    == self.config.nclients
-                {
+                self.finished += 1;
+                if self.finished == self.config.nclients {
                     self.phase = Phase::Complete;
                     self.events.push_back(ServerEvent::JobComplete);
                 }
@@ -590,12 +591,8 @@ impl Server {
 
     fn on_done(&mut self, conn: ConnId, rank: u32) -> Result<()> {
         self.set_state(conn, ConnState::SentDone(rank));
-        let done = self
-            .conns
-            .values()
-            .filter(|c| matches!(c.state, ConnState::SentDone(_)))
-            .count() as u32;
-        if done == self.config.nclients {
+        self.done += 1;
+        if self.done == self.config.nclients {
             if let Some((label, _)) = self.rounds.iter().next() {
                 return Err(Error::Invalid {
                     what: "IMPI DONE",

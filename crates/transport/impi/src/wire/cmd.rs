@@ -81,7 +81,7 @@ impl<T: AsRef<[u8]>> CmdHeader<T> {
     }
 
     /// The payload length as sent (an `IMPI_Int4`, so possibly negative).
-    pub fn len(&self) -> i32 {
+    pub fn payload_len(&self) -> i32 {
         be_u32(self.buffer.as_ref(), 4).unwrap_or(0) as i32
     }
 }
@@ -97,7 +97,7 @@ impl CmdRepr {
     /// Validates the command word and the length against `max_len`.
     pub fn parse<T: AsRef<[u8]>>(view: &CmdHeader<T>, max_len: u32) -> Result<CmdRepr> {
         let cmd = Command::from_raw(view.cmd())?;
-        let len = view.len();
+        let len = view.payload_len();
         if len < 0 {
             return Err(Error::OutOfRange {
                 what: "IMPI command header len",

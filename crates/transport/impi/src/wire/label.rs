@@ -137,9 +137,9 @@ impl Label {
         let sizes = self.element_sizes();
         let fits = |size: usize| match (self.extent(), count) {
             (Extent::One, _) => len == size,
-            (Extent::AtLeastOne, _) => len >= size && len % size == 0,
+            (Extent::AtLeastOne, _) => len >= size && len.is_multiple_of(size),
             (_, Some(n)) => n > 0 && Some(len) == (n as usize).checked_mul(size),
-            (_, None) => len >= size && len % size == 0,
+            (_, None) => len >= size && len.is_multiple_of(size),
         };
         sizes
             .iter()

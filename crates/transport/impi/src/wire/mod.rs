@@ -48,15 +48,20 @@ impl Limits {
 
     /// Limits from `CROSSMPI_IMPI_MAX_MSG` (bytes), or the default when it is unset.
     pub fn from_env() -> Result<Limits> {
-        match std::env::var("CROSSMPI_IMPI_MAX_MSG") {
-            Err(_) => Ok(Limits::default()),
-            Ok(v) => match v.trim().parse::<u32>() {
-                Ok(n) if (8..=i32::MAX as u32).contains(&n) => Ok(Limits { max_msg: n }),
-                _ => Err(Error::Invalid {
-                    what: "CROSSMPI_IMPI_MAX_MSG",
-                    reason: format!("'{v}' is not a byte count in 8..=2147483647"),
-                }),
-            },
+        Limits::from_var(std::env::var("CROSSMPI_IMPI_MAX_MSG").ok().as_deref())
+    }
+
+    /// Limits from the value of `CROSSMPI_IMPI_MAX_MSG`, if set.
+    pub fn from_var(value: Option<&str>) -> Result<Limits> {
+        let Some(v) = value else {
+            return Ok(Limits::default());
+        };
+        match v.trim().parse::<u32>() {
+            Ok(n) if (8..=i32::MAX as u32).contains(&n) => Ok(Limits { max_msg: n }),
+            _ => Err(Error::Invalid {
+                what: "CROSSMPI_IMPI_MAX_MSG",
+                reason: format!("'{v}' is not a byte count in 8..=2147483647"),
+            }),
         }
     }
 }

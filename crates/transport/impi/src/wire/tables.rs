@@ -10,8 +10,8 @@ use super::startup::CollReply;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 
-/// `IMPI_Version`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// `IMPI_Version`; the default is 0.0, the version every client must list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Version {
     pub major: u32,
     pub minor: u32,
@@ -293,12 +293,6 @@ impl Replies<'_> {
             ));
         }
         Ok(lists)
-    }
-}
-
-impl Default for Version {
-    fn default() -> Version {
-        Version { major: 0, minor: 0 }
     }
 }
 
