@@ -6,7 +6,6 @@ use crate::handle::{self, Kind};
 use crossmpi_core::datatype::{Basic, Datatype};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::slab::Slab;
-use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// A type an application built: committed or not, with its name.
@@ -22,20 +21,29 @@ pub fn user_types() -> std::sync::MutexGuard<'static, Slab<UserType>> {
     USER_TYPES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Predefined datatype handle value -> its type.
-fn predefined() -> &'static HashMap<usize, Datatype> {
-    static TABLE: OnceLock<HashMap<usize, Datatype>> = OnceLock::new();
+/// Predefined datatype handles are below this value (the ABI gives them 0x200..0x2ff).
+const PREDEFINED_LIMIT: usize = 0x400;
+
+/// Predefined datatype handle value -> its type, as a table indexed by the value (the
+/// lookup is on every communication call's path).
+fn predefined() -> &'static [Option<Datatype>] {
+    static TABLE: OnceLock<Vec<Option<Datatype>>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        Basic::ALL
-            .iter()
-            .filter_map(|&b| {
-                HANDLE_CONSTANTS
-                    .iter()
-                    .find(|(name, _)| *name == b.mpi_name())
-                    .map(|&(_, value)| (value, Datatype::basic(b)))
-            })
-            .collect()
+        let mut table = vec![None; PREDEFINED_LIMIT];
+        for &b in Basic::ALL {
+            if let Some(&(_, value)) = HANDLE_CONSTANTS
+                .iter()
+                .find(|(name, _)| *name == b.mpi_name())
+            {
+                table[value] = Some(Datatype::basic(b));
+            }
+        }
+        table
     })
+}
+
+fn predefined_type(h: usize) -> Option<&'static Datatype> {
+    predefined().get(h).and_then(Option::as_ref)
 }
 
 /// The handle of a predefined type (for `MPI_Type_get_contents` and friends).
@@ -52,7 +60,7 @@ fn bad(function: &str, arg: &str, h: usize, why: &str) -> MpiError {
 
 /// Any live datatype, committed or not.
 pub fn lookup(function: &str, arg: &str, h: usize) -> MpiResult<Datatype> {
-    if let Some(t) = predefined().get(&h) {
+    if let Some(t) = predefined_type(h) {
         return Ok(t.clone());
     }
     if h == MPI_DATATYPE_NULL {
@@ -87,7 +95,7 @@ pub fn committed(function: &str, arg: &str, h: usize) -> MpiResult<Datatype> {
 }
 
 pub fn is_predefined(h: usize) -> bool {
-    predefined().contains_key(&h)
+    predefined_type(h).is_some()
 }
 
 /// Registers a new (uncommitted) type and returns its handle.

@@ -454,8 +454,10 @@ impl BsendBuffer {
 
 /// `MPI_Wait`.
 pub fn wait(function: &str, req: ReqId) -> MpiResult<Status> {
-    runtime::with(function, |rt| rt.check_request(function, req))?;
-    runtime::wait_for(function, |rt| rt.take_if_done(req))
+    runtime::wait_for(function, |rt| match rt.check_request(function, req) {
+        Ok(()) => rt.take_if_done(req).map(Ok),
+        Err(e) => Some(Err(e)),
+    })?
 }
 
 #[cfg(test)]
