@@ -59,6 +59,8 @@ int main(int argc, char **argv) {
                        sync ? "synchronous" : "standard", n);
         MPI_OK(MPI_Send(&cancelled, 1, MPI_INT, partner, 1, t_ctl));
         if (req != MPI_REQUEST_NULL) MPI_OK(MPI_Wait(&req, &st)); /* peer only: it was not cancelled */
+        /* the next message only once the receiver has looked for the cancelled one */
+        MPI_OK(MPI_Recv(&flag, 1, MPI_INT, partner, 5, t_ctl, MPI_STATUS_IGNORE));
         t_fill(buf, (size_t)n, second);
         MPI_OK(MPI_Send(buf, n, MPI_BYTE, partner, tag, MPI_COMM_WORLD));
       } else {
@@ -73,6 +75,7 @@ int main(int argc, char **argv) {
           MPI_OK(MPI_Recv(rbuf, n, MPI_BYTE, partner, tag, MPI_COMM_WORLD, &st));
           CHECK_PATTERN(rbuf, (size_t)n, first, "uncancelled send");
         }
+        MPI_OK(MPI_Send(&flag, 1, MPI_INT, partner, 5, t_ctl));
         MPI_OK(MPI_Recv(rbuf, n, MPI_BYTE, partner, tag, MPI_COMM_WORLD, &st));
         CHECK_STATUS(st, partner, tag, n);
         long bad = t_verify(rbuf, (size_t)n, second);
