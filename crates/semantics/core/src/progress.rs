@@ -128,7 +128,7 @@ impl Waiter {
             std::thread::yield_now();
         }
         // Reading the clock every poll would cost more than the poll itself.
-        if self.polls % 64 != 0 {
+        if !self.polls.is_multiple_of(64) {
             return false;
         }
         let now = Instant::now();

@@ -810,11 +810,9 @@ impl State {
             return;
         };
         match &r.kind {
-            ReqKind::Recv(op) if op.state == RecvState::Posted => {
-                if self.matching.unpost(req) {
-                    r.status.cancelled = true;
-                    self.complete(req);
-                }
+            ReqKind::Recv(op) if op.state == RecvState::Posted && self.matching.unpost(req) => {
+                r.status.cancelled = true;
+                self.complete(req);
             }
             ReqKind::Send(op) if !r.cancelling && op.state != SendState::Streaming => {
                 let (dest, msg) = (op.dest, op.msg);
