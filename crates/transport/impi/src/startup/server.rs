@@ -141,8 +141,8 @@ pub struct Server {
     rounds: BTreeMap<Label, Round>,
     /// Clients that sent DONE, and FINI (a client may close after FINI, so these are
     /// counted rather than read off the open connections).
-    done: u32,
-    finished: u32,
+    done: Vec<bool>,
+    finished: Vec<bool>,
     phase: Phase,
     events: VecDeque<ServerEvent>,
 }
@@ -177,8 +177,8 @@ impl Server {
             by_rank: vec![None; n],
             declared: vec![Declared::default(); n],
             rounds: BTreeMap::new(),
-            done: 0,
-            finished: 0,
+            done: vec![false; n],
+            finished: vec![false; n],
             phase: Phase::Joining,
             events: VecDeque::new(),
         })
@@ -262,43 +262,36 @@ impl Server {
 
     /// What the job waits for, naming the clients, for a timeout message.
     pub fn waiting_for(&self) -> String {
+        // "client 2 has not ..." or "clients 0, 2 have not ...".
         let missing = |pred: &dyn Fn(u32) -> bool| -> String {
             let v: Vec<String> = (0..self.config.nclients)
                 .filter(|&r| pred(r))
                 .map(|r| r.to_string())
                 .collect();
-            v.join(", ")
+            match v.len() {
+                1 => format!("client {} has", v[0]),
+                _ => format!("clients {} have", v.join(", ")),
+            }
         };
         match self.phase {
             Phase::Joining => format!(
-                "clients {} have not registered (IMPI rank)",
+                "{} not registered (IMPI rank)",
                 missing(&|r| self.by_rank[r as usize].is_none())
             ),
             Phase::Collecting => {
                 for label in Label::LAM_ORDER {
                     if let Some(round) = self.rounds.get(&label) {
                         return format!(
-                            "clients {} have not submitted {label}",
+                            "{} not submitted {label}",
                             missing(&|r| round.parts[r as usize].is_none())
                         );
                     }
                 }
-                format!(
-                    "clients {} have not sent DONE",
-                    missing(&|r| !matches!(self.state_of(r), Some(ConnState::SentDone(_))))
-                )
+                format!("{} not sent DONE", missing(&|r| !self.done[r as usize]))
             }
-            Phase::Running => format!(
-                "clients {} have not sent FINI",
-                missing(&|r| !matches!(self.state_of(r), Some(ConnState::SentFini(_))))
-            ),
+            Phase::Running => format!("{} not sent FINI", missing(&|r| !self.finished[r as usize])),
             Phase::Complete | Phase::Failed => "nothing".into(),
         }
-    }
-
-    fn state_of(&self, rank: u32) -> Option<ConnState> {
-        let id = self.by_rank.get(rank as usize).copied().flatten()?;
-        self.conns.get(&id).map(|c| c.state)
     }
 
     /// Feeds bytes received on `conn`.
@@ -418,8 +411,8 @@ impl Server {
                 self.set_state(conn, ConnState::SentFini(r));
                 self.events
                     .push_back(ServerEvent::ClientFinished { rank: r });
-                self.finished += 1;
-                if self.finished == self.config.nclients {
+                self.finished[r as usize] = true;
+                if self.finished.iter().all(|&f| f) {
                     self.phase = Phase::Complete;
                     self.events.push_back(ServerEvent::JobComplete);
                 }
@@ -591,8 +584,8 @@ impl Server {
 
     fn on_done(&mut self, conn: ConnId, rank: u32) -> Result<()> {
         self.set_state(conn, ConnState::SentDone(rank));
-        self.done += 1;
-        if self.done == self.config.nclients {
+        self.done[rank as usize] = true;
+        if self.done.iter().all(|&d| d) {
             if let Some((label, _)) = self.rounds.iter().next() {
                 return Err(Error::Invalid {
                     what: "IMPI DONE",

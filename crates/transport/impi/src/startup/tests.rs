@@ -316,10 +316,14 @@ fn a_client_closing_after_fini_still_counts() {
         .collect();
     let mut clients = start(&mut s, cfgs);
     pump(&mut s, &mut clients, 64);
+    assert_eq!(s.waiting_for(), "clients 0, 1 have not sent FINI");
     for (conn, c) in clients.iter_mut() {
         c.finish().unwrap();
         s.handle_input(*conn, &c.take_output());
         s.handle_close(*conn);
+        if s.phase() == Phase::Running {
+            assert_eq!(s.waiting_for(), "client 1 has not sent FINI");
+        }
     }
     assert_eq!(s.phase(), Phase::Complete);
     assert!(events(&mut s).contains(&ServerEvent::JobComplete));

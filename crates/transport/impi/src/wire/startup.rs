@@ -157,6 +157,17 @@ fn exact_len(what: &'static str, payload: &[u8], want: usize) -> Result<()> {
     Ok(())
 }
 
+fn min_len(what: &'static str, payload: &[u8], min: usize, holding: &str) -> Result<()> {
+    if payload.len() < min {
+        return Err(Error::BadLength {
+            what,
+            len: payload.len() as u64,
+            expected: format!("at least {min} bytes ({holding})"),
+        });
+    }
+    Ok(())
+}
+
 /// The count of an `IMPI_Impi` union (a rank or a size), an `Int4` in `0..MAX_CLIENTS`.
 fn client_count_field(what: &'static str, payload: &[u8], min: i64) -> Result<u32> {
     exact_len(what, payload, 4)?;
@@ -188,13 +199,7 @@ impl ClientMessage {
                 ClientMessage::Rank(client_count_field("IMPI IMPI (client rank)", payload, 0)?)
             }
             Command::Coll => {
-                if payload.len() < 4 {
-                    return Err(Error::BadLength {
-                        what: "IMPI COLL (client submission)",
-                        len: payload.len() as u64,
-                        expected: "at least 4 bytes (the label)".into(),
-                    });
-                }
+                min_len("IMPI COLL (client submission)", payload, 4, "the label")?;
                 let label = Label::from_raw(be_u32(payload, 0)?)?;
                 let data = &payload[4..];
                 label.check_contribution(data.len(), None)?;
@@ -251,13 +256,12 @@ impl ServerMessage {
                 ServerMessage::Size(client_count_field("IMPI IMPI (server size)", payload, 1)?)
             }
             Command::Coll => {
-                if payload.len() < 8 {
-                    return Err(Error::BadLength {
-                        what: "IMPI COLL (server reply)",
-                        len: payload.len() as u64,
-                        expected: "at least 8 bytes (label and client mask)".into(),
-                    });
-                }
+                min_len(
+                    "IMPI COLL (server reply)",
+                    payload,
+                    8,
+                    "label and client mask",
+                )?;
                 ServerMessage::Coll(CollReply {
                     label: Label::from_raw(be_u32(payload, 0)?)?,
                     client_mask: be_u32(payload, 4)?,
