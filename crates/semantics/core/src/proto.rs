@@ -856,3 +856,6 @@ impl State {
             .is_some_and(|r| r.complete && !r.cancelling)
     }
 }
+
+#[cfg(test)]
+mod tests;
