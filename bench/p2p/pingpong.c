@@ -3,6 +3,18 @@
  * checked once (both directions) before it is timed. */
 #include "bench.h"
 
+/* Rank 0 sends n bytes and receives n back; rank 1 receives then sends. */
+static void round_trip(int rank, unsigned char *sbuf, unsigned char *rbuf, long n, int tag) {
+  int peer = 1 - rank;
+  if (rank == 0) {
+    MPI_Send(sbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+    MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(sbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+  }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -14,26 +26,14 @@ int main(int argc, char **argv) {
   for (long n = 0; n <= MAX_SIZE; n = n ? n * 2 : 1) {
     /* data check, outside the timed loop */
     fill(sbuf, (size_t)n, (int)n + rank);
-    if (rank == 0) {
-      MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-      MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-    }
+    round_trip(rank, sbuf, rbuf, n, 1);
     verify(rbuf, (size_t)n, (int)n + peer, "pingpong");
 
     int iters = iterations(n, 20000, 50), warmup = iters / 10 + 2;
     double t0 = 0;
     for (int i = 0; i < warmup + iters; i++) {
       if (i == warmup) t0 = MPI_Wtime();
-      if (rank == 0) {
-        MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-        MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-      }
+      round_trip(rank, sbuf, rbuf, n, 0);
     }
     double us = (MPI_Wtime() - t0) * 1e6 / iters / 2;
     if (rank == 0) result("latency", n, us);
