@@ -7,7 +7,7 @@ set -euo pipefail
 need=()
 pkgs=(build-essential gfortran python3 python3-pytest python3-matplotlib mininet bridge-utils
       iproute2 iptables nftables iperf3 iputils-ping ethtool openvswitch-switch graphviz
-      python3-toml procps curl ca-certificates mpich)
+      python3-toml python3-venv procps curl ca-certificates mpich)
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done

@@ -55,4 +55,7 @@ class Ovs:
         self._run(["ovs-ofctl", "-O", "OpenFlow13", "add-flows", bridge, "-"], input="\n".join(flows) + "\n")
 
     def set_controller(self, bridge, target):
-        self.vsctl("set-controller", bridge, target)
+        # Retry a missing controller every second (OVS backs off to 8 s), so a
+        # controller started after `up` takes over at once.
+        self.vsctl("--id=@c", "create", "Controller", f"target=\"{target}\"", "max_backoff=1000", "--",
+                   "set", "Bridge", bridge, "controller=@c")

@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "lab suite: needs root (network namespaces)" >&2; exit 1; }
 
 need=()
-for p in iproute2 nftables iperf3 iputils-ping openvswitch-switch graphviz python3-pytest procps util-linux; do
+for p in iproute2 nftables iperf3 iputils-ping openvswitch-switch graphviz python3-pytest python3-venv procps util-linux; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -32,6 +32,14 @@ else
 fi
 [ -d "$prefix/lib/crossmpi/python/crossmpi_lab" ] ||
   echo "lab suite: warning: $prefix/lib/crossmpi/python/crossmpi_lab is missing (scripts/install.sh copies it)" >&2
+
+# os-ken (PyPI) for the OpenFlow controller test, in a venv kept between runs.
+venv=${CROSSMPI_LAB_OSKEN_VENV:-/var/tmp/crossmpi-osken-venv}
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import os_ken" 2>/dev/null; then
+  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q os-ken; } >/dev/null 2>&1 ||
+    echo "lab suite: warning: cannot install os-ken from PyPI into $venv; the controller test is skipped" >&2
+fi
+"$venv/bin/python" -c "import os_ken" 2>/dev/null && export CROSSMPI_LAB_OSKEN_PYTHON=$venv/bin/python
 
 export CROSSMPI_PREFIX=$prefix
 cd "$root/lab" || exit 1
