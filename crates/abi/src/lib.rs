@@ -37,6 +37,7 @@ mod consts;
 mod env;
 mod error;
 mod handle;
+mod op;
 mod p2p;
 mod types;
 mod util;

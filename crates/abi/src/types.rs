@@ -108,6 +108,74 @@ pub fn create(dtype: Datatype) -> usize {
     handle::encode(Kind::Datatype, id.index)
 }
 
+/// Whether two types were built the same way (same constructor, arguments and bounds):
+/// then an application cannot tell them apart through any datatype query.
+fn same_type(a: &Datatype, b: &Datatype) -> bool {
+    a.envelope() == b.envelope()
+        && (a.size(), a.lb(), a.extent(), a.true_lb(), a.true_extent())
+            == (b.size(), b.lb(), b.extent(), b.true_lb(), b.true_extent())
+        && format!("{:?}", a.contents()) == format!("{:?}", b.contents())
+}
+
+/// A handle naming a datatype while a user callback runs; a temporary handle (for a type
+/// no application handle names) is freed when this is dropped.
+pub struct TypeHandle {
+    value: usize,
+    temporary: bool,
+}
+
+impl TypeHandle {
+    pub fn value(&self) -> usize {
+        self.value
+    }
+}
+
+impl Drop for TypeHandle {
+    fn drop(&mut self) {
+        if self.temporary {
+            if let Some(slot) = handle::decode(Kind::Datatype, self.value) {
+                let mut t = user_types();
+                if let Some((id, _)) = t.by_index(slot) {
+                    t.remove(id);
+                }
+            }
+        }
+    }
+}
+
+/// The handle an application knows `dtype` by, for user reduction functions (which get
+/// the datatype handle of the reduction): the predefined handle, else a live user
+/// handle of the same type (committed ones first), else a temporary committed handle.
+pub fn handle_for(dtype: &Datatype) -> TypeHandle {
+    if let Some(v) = dtype.basic_kind().and_then(predefined_handle) {
+        return TypeHandle {
+            value: v,
+            temporary: false,
+        };
+    }
+    let mut types = user_types();
+    let found = types
+        .iter()
+        .filter(|(_, t)| same_type(&t.dtype, dtype))
+        .max_by_key(|(_, t)| t.committed)
+        .map(|(id, _)| handle::encode(Kind::Datatype, id.index));
+    if let Some(value) = found {
+        return TypeHandle {
+            value,
+            temporary: false,
+        };
+    }
+    let id = types.insert(UserType {
+        dtype: dtype.clone(),
+        committed: true,
+        name: String::new(),
+    });
+    TypeHandle {
+        value: handle::encode(Kind::Datatype, id.index),
+        temporary: true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
