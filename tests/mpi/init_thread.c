@@ -3,7 +3,8 @@
 /* MPI_Init_thread at the level named by the argument; MPI_Query_thread and
  * MPI_Is_thread_main agree with it. Then 4 threads per rank exchange messages with the
  * partner rank (0-1, 2-3) on distinct tags, in the way the level allows: MULTIPLE
- * calls MPI from every thread at once, SERIALIZED from every thread under a lock,
+ * calls MPI from every thread at once (nonblocking, then blocking calls),
+ * SERIALIZED from every thread under a lock,
  * FUNNELED and SINGLE only from the main thread. Every message's contents are checked. */
 #include "common.h"
 #include <pthread.h>
@@ -43,6 +44,19 @@ static void exchange(int t, int it, char *rbuf) {
   CHECK_PATTERN(rbuf, (size_t)n, seed_of(partner, t, it), "thread exchange");
 }
 
+/* MPI_THREAD_MULTIPLE: a thread blocked in MPI must not stop the other threads'
+ * calls (which the partner's blocked thread waits for). */
+static void blocking_exchange(int t, int it, char *rbuf) {
+  int n = msg_size(it);
+  char *sbuf = sbufs[t][0];
+  MPI_Status st;
+  t_fill(sbuf, (size_t)n, seed_of(t_rank, t, it) + 7u);
+  MPI_OK(MPI_Sendrecv(sbuf, n, MPI_BYTE, partner, 100 + t, rbuf, 65536, MPI_BYTE, partner, 100 + t, MPI_COMM_WORLD,
+                      &st));
+  CHECK_STATUS(st, partner, 100 + t, n);
+  CHECK_PATTERN(rbuf, (size_t)n, seed_of(partner, t, it) + 7u, "blocking thread exchange");
+}
+
 static void *worker(void *arg) {
   int t = (int)(intptr_t)arg, is_main = 1;
   char *rbuf = t_alloc(65536);
@@ -53,6 +67,8 @@ static void *worker(void *arg) {
     CHECK(!is_main, "MPI_Is_thread_main true in thread %d", t);
     for (int it = 0; it < ITERS; it++) exchange(t, it, rbuf);
   }
+  if (level == MPI_THREAD_MULTIPLE) /* blocking calls in every thread at once */
+    for (int it = 0; it < ITERS; it++) blocking_exchange(t, it, rbuf);
   free(rbuf);
   return NULL;
 }
