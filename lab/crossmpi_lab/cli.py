@@ -71,7 +71,12 @@ def cmd_exec(args):
         words = words[1:]
     if not words:
         return fail(f"exec {host}: no command given")
-    lab_state = state.State.load(pick_lab(lab_name))
+    try:
+        lab_state = state.State.load(pick_lab(lab_name))
+    except state.LabStateError as e:
+        # 255, like ssh when it cannot reach the host, so launchers tell it apart
+        # from the command's own failure.
+        return fail(f"exec {host}: {e}", 255)
     nodes = lab_state.data["topology"]["nodes"]
     if host not in nodes:
         return fail(f"exec: lab {lab_state.name} has no host {host!r} (hosts: {', '.join(nodes)})", 255)

@@ -19,8 +19,7 @@ class Fields:
         self.used = set()
 
     def fail(self, key, value, why):
-        where = f"{self.path}.{key}" if self.path else key
-        raise TopologyError(f"{self.source}: {where} = {value!r}: {why}")
+        raise TopologyError(f"{self.source}: {self._child(key)} = {value!r}: {why}")
 
     def _get(self, key, default):
         self.used.add(key)
@@ -69,10 +68,13 @@ class Fields:
         value = self._get(key, [])
         if not isinstance(value, list):
             self.fail(key, value, "must be an array of tables ([[...]])")
-        return [Fields(self.source, f"{self.path + '.' if self.path else ''}{key}[{i}]", t) for i, t in enumerate(value)]
+        return [Fields(self.source, f"{self._child(key)}[{i}]", t) for i, t in enumerate(value)]
 
     def table(self, key):
-        return Fields(self.source, f"{self.path + '.' if self.path else ''}{key}", self._get(key, {}))
+        return Fields(self.source, self._child(key), self._get(key, {}))
+
+    def _child(self, key):
+        return f"{self.path}.{key}" if self.path else key
 
     def array(self, key):
         value = self._get(key, [])

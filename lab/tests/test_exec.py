@@ -81,3 +81,22 @@ def test_signal_to_the_agent_ends_the_command(lab, sig):
     p.send_signal(sig)
     assert p.wait(timeout=5) == -sig
     assert time.monotonic() - t0 < 2
+
+
+def test_status_lists_hosts_addresses_links_and_processes(lab):
+    env = dict(os.environ, PYTHONPATH=LAB_DIR)
+    p = subprocess.run([sys.executable, "-m", "crossmpi_lab", "status", "--lab", lab.name], env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert f"lab {lab.name}: grid, ready, delay emulation: {lab.state.data['delay_mode']}" in p.stdout
+    assert f"eth0={lab.ip('b3')}/26" in p.stdout
+    assert "edge-a:up0 -- wan:p-a  wan  500 Mbit/s, 2.5 ms" in p.stdout
+    n = len(lab.state.data["processes"])
+    assert f"processes ({n} alive of {n})" in p.stdout
+
+
+def test_no_lab_is_a_launch_failure(lab):
+    argv, env = agent(lab, "a1", "true")
+    env["CROSSMPI_LAB"] = "nolab"
+    p = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert p.returncode == 255 and "no lab named 'nolab'" in p.stderr

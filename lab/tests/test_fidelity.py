@@ -57,7 +57,8 @@ def test_rtt_idle_and_under_load(delay_ms):
         _, loaded, loaded_mean = ping_stats(lab, "a1", lab.ip("b1"), count=100, interval=0.02)
         load.join()
         record(f"rtt      one-way {delay_ms:>2} ms: expected {expected:6.2f} ms, median (mean) idle {idle:7.3f} "
-               f"({idle_mean:7.3f}) ms, under {result.get('mbit', 0):3.0f} Mbit/s load {loaded:7.3f} ({loaded_mean:7.3f}) ms")
+               f"({idle_mean:7.3f}) ms, under {result.get('mbit', 0):3.0f} Mbit/s load {loaded:7.3f} "
+               f"({loaded_mean:7.3f}) ms")
         assert abs(idle - expected) <= slack, f"idle RTT {idle} ms, expected {expected} +- {slack}"
         assert abs(loaded - expected) <= slack, f"loaded RTT {loaded} ms, expected {expected} +- {slack}"
 

@@ -93,3 +93,17 @@ def test_missing_and_malformed_files(tmp_path):
         topology.load(str(bad))
     with pytest.raises(TopologyError, match="lab name"):
         topology.from_table(grid(), "t", "Bad-Name")
+
+
+def test_draw_writes_a_png_of_every_node_and_link(tmp_path):
+    from crossmpi_lab import draw
+
+    topo = topology.load(os.path.join(EXAMPLES, "grid-pc.toml"))
+    dot = draw.to_dot(topo)
+    for name in topo.nodes:
+        assert f'"{name}" [label="{name}' in dot
+    assert dot.count(" -- ") == len(topo.links)
+    assert '"edge-a" -- "wan" [label="300 Mbit/s, 5 ms"' in dot
+    out = tmp_path / "grid.png"
+    draw.draw(topo, str(out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
