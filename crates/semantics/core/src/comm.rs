@@ -54,6 +54,10 @@ pub struct Comm {
     /// Sequence number of collectives started on this communicator; nonblocking
     /// collectives use it to keep their messages apart.
     pub coll_seq: u64,
+    /// The process topology (`MPI_Cart_create`, ...), if any.
+    pub topology: Option<Arc<crate::topo::Topology>>,
+    /// Info hints set by `MPI_Comm_set_info` / `MPI_Comm_dup_with_info` (key, value).
+    pub hints: BTreeMap<String, String>,
 }
 
 impl Comm {

@@ -60,6 +60,8 @@ fn install(
             attributes: BTreeMap::new(),
             nodes,
             coll_seq: 0,
+            topology: None,
+            hints: BTreeMap::new(),
         })))
     })
 }

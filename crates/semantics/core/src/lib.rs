@@ -22,6 +22,7 @@ pub mod request;
 pub mod route;
 pub mod runtime;
 pub mod slab;
+pub mod topo;
 pub mod userbuf;
 
 pub use crossmpi_datatype as datatype;

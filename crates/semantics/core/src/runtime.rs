@@ -228,6 +228,8 @@ impl Runtime {
             attributes: BTreeMap::new(),
             nodes: node_of.clone(),
             coll_seq: 0,
+            topology: None,
+            hints: BTreeMap::new(),
         });
         let self_comm = comms.insert(Comm {
             context: 2,
@@ -239,6 +241,8 @@ impl Runtime {
             attributes: BTreeMap::new(),
             nodes: Arc::new(vec![node_of[rank as usize]]),
             coll_seq: 0,
+            topology: None,
+            hints: BTreeMap::new(),
         });
         Runtime {
             wait_policy: WaitPolicy::new(cfg.spin_us, local_ranks, cpus),
