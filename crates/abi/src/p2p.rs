@@ -110,8 +110,13 @@ fn send(
     mode: SendMode,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        let req = start_send(function, buf, n, datatype, dest, tag, comm, mode)?;
-        p2p::wait(function, req).map(|_| ())
+        let b = buffer(function, buf, n, datatype)?;
+        match with_comm(function, comm, |rt, id| {
+            rt.send(function, id, b, dest, tag, mode)
+        })? {
+            Some(req) => p2p::wait(function, req).map(|_| ()),
+            None => Ok(()),
+        }
     })
 }
 

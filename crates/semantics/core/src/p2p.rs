@@ -6,6 +6,7 @@ use crate::comm::CommId;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
 use crate::matching::Unexpected;
+use crate::proto::Route;
 use crate::request::{
     Persistent, ReqId, ReqKind, Request, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL,
 };
@@ -90,6 +91,44 @@ impl Runtime {
         let req = self.st.start_send(buf, dest_world, env, mode);
         self.flush();
         Ok(req)
+    }
+
+    /// A blocking send: goes out at once when it can (a small standard-mode message to a
+    /// local peer with an idle ring needs no request), else starts the request to wait for.
+    pub fn send(
+        &mut self,
+        function: &str,
+        comm: CommId,
+        buf: UserBuf,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> MpiResult<Option<ReqId>> {
+        if matches!(mode, SendMode::Standard | SendMode::Ready) {
+            check_tag(function, tag, false)?;
+            let Some(dest_world) = check_peer(self, function, "dest", comm, dest, false)? else {
+                return Ok(None);
+            };
+            if let (Route::Shm { local }, Some(shm)) =
+                (self.st.peers[dest_world as usize].route, self.shm.as_mut())
+            {
+                let c = self.comms.get(comm).expect("checked by check_peer");
+                let env = Envelope {
+                    context: c.context,
+                    src: c.rank as i32,
+                    tag,
+                };
+                let len = buf.bytes();
+                if let Some(head) = self.st.inline_eager(dest_world, env, len) {
+                    let sent = shm.write_now(local, &head, &buf);
+                    self.st.inline_done(dest_world, &head, len, sent);
+                    if sent {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+        self.isend(function, comm, buf, dest, tag, mode).map(Some)
     }
 
     /// Posts a receive.

@@ -308,6 +308,48 @@ impl State {
         req
     }
 
+    /// The head of an eager frame for a message that can leave at once, without a request:
+    /// a blocking standard-mode send to a peer with nothing queued, within the eager
+    /// limit and the credit. Takes the credit owed to the peer into the head; the caller
+    /// reports the outcome with [`State::inline_done`].
+    pub fn inline_eager(&mut self, dest: u32, env: Envelope, len: u64) -> Option<Head> {
+        let peer = &self.peers[dest as usize];
+        if peer.route == Route::Local
+            || !peer.queue.is_empty()
+            || len > self.eager_limit(peer.route)
+            || peer.send_credit < credit_cost(len)
+        {
+            return None;
+        }
+        let msg = self.next_msg;
+        self.next_msg += 1;
+        let peer = &mut self.peers[dest as usize];
+        let owed = peer.credit_owed.min(u32::MAX as u64);
+        peer.credit_owed -= owed;
+        Some(Head {
+            frame: Frame::Eager {
+                env,
+                msg,
+                len,
+                sync: false,
+            },
+            credit: owed as u32,
+        })
+    }
+
+    /// Settles an inline send: charges credit and counts it if `sent`, else gives back the
+    /// credit the head carried (the message then takes the request path).
+    pub fn inline_done(&mut self, dest: u32, head: &Head, len: u64, sent: bool) {
+        let peer = &mut self.peers[dest as usize];
+        if sent {
+            peer.send_credit -= credit_cost(len);
+            peer.counters.msgs_sent += 1;
+            peer.counters.bytes_sent += len;
+        } else {
+            peer.credit_owed += head.credit as u64;
+        }
+    }
+
     fn send_to_self(&mut self, req: ReqId, env: Envelope, len: u64, sync: bool) {
         let data = {
             let ReqKind::Send(s) = &self.requests.get(req).unwrap().kind else {

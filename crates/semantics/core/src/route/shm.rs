@@ -4,6 +4,7 @@
 use crate::header::{Frame, Head, HEAD_LEN};
 use crate::proto::{Payload, State};
 use crate::request::ReqKind;
+use crate::userbuf::UserBuf;
 use crossmpi_shm::doorbell::{Doorbell, Ringer};
 use crossmpi_shm::{Inbox, Outbox};
 
@@ -87,53 +88,87 @@ impl ShmRoute {
         any
     }
 
+    /// Fills the next free cell of local peer `local` with `write` (which returns the
+    /// frame length) and publishes it. None when the ring is full; else whether the
+    /// receiver sleeps and must be woken.
+    fn publish(&mut self, local: usize, write: impl FnOnce(&mut [u8]) -> usize) -> Option<bool> {
+        let mut cell = self.outboxes[local].as_mut()?.try_reserve()?;
+        let len = write(cell.buf());
+        Some(cell.commit(len))
+    }
+
+    fn wake(&self, local: usize) {
+        if let Err(e) = self.ringer.ring(&self.bells[local]) {
+            crate::fatal(&format!(
+                "cannot wake local rank {}: {e}",
+                self.local_world[local]
+            ));
+        }
+    }
+
+    /// Writes one whole frame at once if a cell is free (the blocking-send fast path).
+    pub fn write_now(&mut self, local: usize, head: &Head, buf: &UserBuf) -> bool {
+        let len = buf.bytes() as usize;
+        let wake = self.publish(local, |cell| {
+            cell[..HEAD_LEN].copy_from_slice(&head.encode());
+            buf.pack_into(0, &mut cell[HEAD_LEN..HEAD_LEN + len]);
+            HEAD_LEN + len
+        });
+        if wake == Some(true) {
+            self.wake(local);
+        }
+        wake.is_some()
+    }
+
     /// Writes the frames queued for local peer `local` while cells are free.
     pub fn flush(&mut self, st: &mut State, local: usize) {
         let w = self.local_world[local] as usize;
-        let Some(outbox) = self.outboxes[local].as_mut() else {
-            return;
-        };
         let mut wake = false;
         while let Some(front) = st.peers[w].queue.front_mut() {
-            let Some(mut cell) = outbox.try_reserve() else {
+            let requests = &st.requests;
+            let mut sent = 0;
+            let mut finished = false;
+            let published = self.publish(local, |cell| {
+                let room = cell.len() - HEAD_LEN;
+                cell[..HEAD_LEN].copy_from_slice(&front.head.encode());
+                let (n, done) = match &mut front.payload {
+                    Payload::None => (0, true),
+                    Payload::Owned(v) => {
+                        cell[HEAD_LEN..HEAD_LEN + v.len()].copy_from_slice(v);
+                        (v.len(), true)
+                    }
+                    Payload::Send { req, offset, len } => {
+                        let n = (*len).min(room as u64) as usize;
+                        if let Some(ReqKind::Send(s)) = requests.get(*req).map(|r| &r.kind) {
+                            s.buf.pack_into(*offset, &mut cell[HEAD_LEN..HEAD_LEN + n]);
+                        }
+                        *offset += n as u64;
+                        *len -= n as u64;
+                        (n, *len == 0)
+                    }
+                };
+                sent = n;
+                finished = done;
+                HEAD_LEN + n
+            });
+            let Some(w_) = published else {
                 break;
             };
-            let buf = cell.buf();
-            let room = buf.len() - HEAD_LEN;
-            buf[..HEAD_LEN].copy_from_slice(&front.head.encode());
-            let (n, finished) = match &mut front.payload {
-                Payload::None => (0, true),
-                Payload::Owned(v) => {
-                    buf[HEAD_LEN..HEAD_LEN + v.len()].copy_from_slice(v);
-                    (v.len(), true)
-                }
-                Payload::Send { req, offset, len } => {
-                    let n = (*len).min(room as u64) as usize;
-                    if let Some(ReqKind::Send(s)) = st.requests.get(*req).map(|r| &r.kind) {
-                        s.buf.pack_into(*offset, &mut buf[HEAD_LEN..HEAD_LEN + n]);
-                    }
-                    *offset += n as u64;
-                    *len -= n as u64;
-                    (n, *len == 0)
-                }
-            };
-            wake |= cell.commit(HEAD_LEN + n);
+            wake |= w_;
             if finished {
                 let done = st.peers[w].queue.pop_front().and_then(|f| f.on_written);
                 if let Some(req) = done {
                     st.frame_written(req);
                 }
-            } else {
+            } else if let Some(front) = st.peers[w].queue.front_mut() {
                 front.head.credit = 0;
                 if let Frame::Data { offset, .. } = &mut front.head.frame {
-                    *offset += n as u64;
+                    *offset += sent as u64;
                 }
             }
         }
         if wake {
-            if let Err(e) = self.ringer.ring(&self.bells[local]) {
-                crate::fatal(&format!("cannot wake local rank {w}: {e}"));
-            }
+            self.wake(local);
         }
     }
 }
