@@ -24,8 +24,10 @@ fi
 command -v c++ >/dev/null 2>&1 || { echo "impi-fuzz: no C++ compiler (install build-essential)"; exit 1; }
 
 cd "$fuzz"
+targets=$(cargo $toolchain fuzz list)
+[ -n "$targets" ] || { echo "impi-fuzz: cargo fuzz list found no targets"; exit 1; }
 status=0
-for target in $(cargo $toolchain fuzz list); do
+for target in $targets; do
   mkdir -p "corpus/$target"
   echo "impi-fuzz: $target for $secs s"
   log=$(mktemp)

@@ -273,13 +273,16 @@ fn expect_server_error(server: JoinHandle<Result<(), String>>, needles: &[&str])
 #[test]
 fn duplicate_rank_ends_the_job_with_clear_errors() {
     let (addr, server) = start_server(options(3, ServerAuth::None, IO_TIMEOUT));
-    let first = spawn_client(addr, config(1, info(1, &[1])));
-    std::thread::sleep(Duration::from_millis(200));
+    let mut first = join_raw(addr, 1, 3);
     let e = run_client(addr, config(1, info(2, &[1]))).unwrap_err();
     assert!(e.contains("rank 1 is already taken"), "{e}");
     expect_server_error(server, &["rank 1 is already registered"]);
-    let e = first.join().unwrap().unwrap_err();
-    assert!(e.contains("closed the connection"), "{e}");
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        first.read(&mut buf).unwrap_or(0),
+        0,
+        "the job ended for everyone"
+    );
 }
 
 #[test]
@@ -335,9 +338,10 @@ fn oversized_message_is_rejected_before_its_payload() {
 #[test]
 fn client_vanishing_mid_startup_ends_the_job() {
     let (addr, server) = start_server(options(2, ServerAuth::None, IO_TIMEOUT));
-    let s = join_raw(addr, 1, 2);
+    let mut s = join_raw(addr, 1, 2);
     let c0 = spawn_client(addr, config(0, info(0, &[1])));
-    std::thread::sleep(Duration::from_millis(300));
+    // The size arrives once client 0 has registered too: both are in startup now.
+    assert_eq!(read_message(&mut s), ServerMessage::Size(2));
     drop(s);
     expect_server_error(
         server,
@@ -349,10 +353,11 @@ fn client_vanishing_mid_startup_ends_the_job() {
 
 #[test]
 fn missing_client_times_out_with_its_rank() {
-    let (addr, server) = start_server(options(3, ServerAuth::None, Duration::from_secs(1)));
-    let c = spawn_client(addr, config(1, info(1, &[1])));
-    expect_server_error(server, &["within 1 s", "clients 0, 2 have not registered"]);
-    assert!(c.join().unwrap().is_err());
+    let (addr, server) = start_server(options(3, ServerAuth::None, Duration::from_secs(2)));
+    let mut s = join_raw(addr, 1, 3);
+    expect_server_error(server, &["within 2 s", "clients 0, 2 have not registered"]);
+    let mut buf = [0u8; 8];
+    assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
 }
 
 #[test]
