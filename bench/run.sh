@@ -22,6 +22,7 @@ out="$root/build/bench"
 mkdir -p "$out/bin"
 raw="$out/p2p-raw.csv"
 echo "mpi,mode,bench,bytes,repeat,value" >"$raw"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 mpicc_of() {
   case $1 in
@@ -106,4 +107,6 @@ for ((rep = 1; rep <= repeat; rep++)); do
   done
 done
 
+# Other work on the machine makes the figures noisy: say how busy it was.
+echo "load average (1, 5, 15 min) before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 /usr/bin/python3 "$root/bench/lib/report.py" "$raw" "$out"
