@@ -8,28 +8,13 @@ use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc};
 use crossmpi_impi::wire::startup::{AuthMethod, AuthReply, ClientMessage, ServerMessage};
-use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
+use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
 use crossmpi_impi::wire::Limits;
 use std::path::PathBuf;
 
 /// The client the startup_decoder target runs (fuzz_targets/startup_decoder.rs).
 fn fuzz_client_info() -> ClientInfo {
-    let host = HostAddr::default();
-    ClientInfo {
-        versions: vec![Version::default()],
-        datalen: 1024,
-        tag_ub: i32::MAX,
-        coll_xsize: -1,
-        coll_maxlinear: -1,
-        hosts: vec![HostInfo {
-            addr: host,
-            port: 1,
-            nprocs: 1,
-            ackmark: 1,
-            hiwater: 1,
-        }],
-        procs: vec![ProcInfo { id: host, pid: 1 }],
-    }
+    ClientInfo::one_host(HostAddr::default(), 1, &[1], 1024)
 }
 
 /// What a client sends in a whole session (AUTH .. FINI).

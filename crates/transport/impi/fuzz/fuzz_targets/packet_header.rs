@@ -26,7 +26,10 @@ fuzz_target!(|data: &[u8]| {
     let moved = PacketRepr::parse(&rw, max).unwrap();
     assert_eq!(moved.src, Proc::FINI);
     assert_eq!(moved.dest, repr.src);
-    assert_eq!((moved.ty, moved.srqid, moved.cid, moved.tag), (repr.ty, repr.srqid, repr.cid, repr.tag));
+    assert_eq!(
+        (moved.ty, moved.srqid, moved.cid, moved.tag),
+        (repr.ty, repr.srqid, repr.cid, repr.tag)
+    );
     if classify(&repr).is_ok() {
         if let Ok(mut rx) = LongRecv::on_first(&repr) {
             let ack = rx.matched(1);

@@ -14,7 +14,11 @@ fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {
         return;
     }
-    let auth = if data[1] & 1 == 0 { ServerAuth::None } else { ServerAuth::Key(0x1234) };
+    let auth = if data[1] & 1 == 0 {
+        ServerAuth::None
+    } else {
+        ServerAuth::Key(0x1234)
+    };
     let mut s = Server::new(ServerConfig {
         nclients: 1 + u32::from(data[0] % 4),
         auth,
@@ -24,7 +28,9 @@ fuzz_target!(|data: &[u8]| {
     let mut conns = Vec::new();
     let mut rest = &data[2..];
     while let [op, len, tail @ ..] = rest {
-        let target = conns.get(usize::from(op >> 2) % conns.len().max(1)).copied();
+        let target = conns
+            .get(usize::from(op >> 2) % conns.len().max(1))
+            .copied();
         rest = tail;
         match op % 4 {
             0 => conns.push(s.accept()),

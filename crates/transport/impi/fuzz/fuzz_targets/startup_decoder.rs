@@ -7,10 +7,8 @@
 use crossmpi_impi::startup::client::{Client, ClientAuth, ClientConfig};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::handshake::HostHandshake;
-use crossmpi_impi::wire::startup::{
-    decode_auth_key, AuthReply, ClientMessage, ServerMessage,
-};
-use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
+use crossmpi_impi::wire::startup::{decode_auth_key, AuthReply, ClientMessage, ServerMessage};
+use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
 use crossmpi_impi::wire::Limits;
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
@@ -23,7 +21,10 @@ fn client_messages(mut data: &[u8]) {
         assert!(used > 0 && used <= data.len());
         let mut again = Vec::new();
         m.emit(&mut again);
-        assert_eq!(ClientMessage::decode(&again, MAX).ok(), Some(Some((m, again.len()))));
+        assert_eq!(
+            ClientMessage::decode(&again, MAX).ok(),
+            Some(Some((m, again.len())))
+        );
         data = &data[used..];
     }
 }
@@ -38,7 +39,10 @@ fn server_messages(mut data: &[u8], nclients: u32) {
         if !matches!(m, ServerMessage::Done { payload_len } if payload_len > 0) {
             let mut again = Vec::new();
             m.emit(&mut again);
-            assert_eq!(ServerMessage::decode(&again, MAX).ok(), Some(Some((m, again.len()))));
+            assert_eq!(
+                ServerMessage::decode(&again, MAX).ok(),
+                Some(Some((m, again.len())))
+            );
         }
         data = &data[used..];
     }
@@ -56,19 +60,14 @@ fn server_messages(mut data: &[u8], nclients: u32) {
 }
 
 fn client_machine(data: &[u8]) {
-    let host = HostAddr::default();
-    let info = ClientInfo {
-        versions: vec![Version::default()],
-        datalen: 1024,
-        tag_ub: i32::MAX,
-        coll_xsize: -1,
-        coll_maxlinear: -1,
-        hosts: vec![HostInfo { addr: host, port: 1, nprocs: 1, ackmark: 1, hiwater: 1 }],
-        procs: vec![ProcInfo { id: host, pid: 1 }],
-    };
+    // The same client as fuzz_client_info in tests/fuzz_seeds.rs, whose seeds drive it.
+    let info = ClientInfo::one_host(HostAddr::default(), 1, &[1], 1024);
     let cfg = ClientConfig {
         rank: 0,
-        auth: ClientAuth { allow_none: true, key: Some(5) },
+        auth: ClientAuth {
+            allow_none: true,
+            key: Some(5),
+        },
         info,
         pipeline: data.first().is_some_and(|b| b & 1 == 1),
         limits: Limits { max_msg: MAX },

@@ -62,7 +62,33 @@ fn invalid(what: &'static str, reason: String) -> Error {
     Error::Invalid { what, reason }
 }
 
+/// LAM/MPI's default `IMPI_H_ACKMARK` ("this is a guess").
+pub const LAM_ACKMARK: u32 = 10;
+/// LAM/MPI's default `IMPI_H_HIWATER`.
+pub const LAM_HIWATER: u32 = 20;
+
 impl ClientInfo {
+    /// A client with one host, as LAM/MPI runs, whose processes have the host's address
+    /// as P_IPV6 and the given pids; version 0.0, the largest tag bound, default
+    /// collective sizes and LAM/MPI's flow-control marks.
+    pub fn one_host(addr: HostAddr, port: u32, pids: &[i64], datalen: u32) -> ClientInfo {
+        ClientInfo {
+            versions: vec![Version::default()],
+            datalen,
+            tag_ub: i32::MAX,
+            coll_xsize: -1,
+            coll_maxlinear: -1,
+            hosts: vec![HostInfo {
+                addr,
+                port,
+                nprocs: pids.len() as u32,
+                ackmark: LAM_ACKMARK,
+                hiwater: LAM_HIWATER,
+            }],
+            procs: pids.iter().map(|&pid| ProcInfo { id: addr, pid }).collect(),
+        }
+    }
+
     /// Checks the rules the IMPI documents state for one client's values.
     pub fn validate(&self) -> Result<()> {
         let v = &self.versions;
@@ -545,6 +571,17 @@ pub(crate) mod tests {
             .into_iter()
             .map(|l| (l, t.reply(l)))
             .collect()
+    }
+
+    #[test]
+    fn one_host_client_is_valid() {
+        let c = ClientInfo::one_host(HostAddr::default(), 5000, &[7, 8], 1024);
+        c.validate().unwrap();
+        assert_eq!(c.contribution(Label::CNhosts), 1u32.to_be_bytes());
+        assert_eq!(c.contribution(Label::HNprocs), 2u32.to_be_bytes());
+        assert!(ClientInfo::one_host(HostAddr::default(), 5000, &[], 1024)
+            .validate()
+            .is_err());
     }
 
     #[test]
