@@ -1,6 +1,9 @@
 //! The I/O loop around the server state machine: one thread accepts, one thread per
 //! connection reads, and the main thread owns the state machine, writes, and keeps the
 //! startup deadline. No async runtime: a server of at most 32 clients needs none.
+//! Writes block, bounded by a write timeout equal to `--timeout`: replies are small and a
+//! client reads each before it sends again, so only a client that stops reading stalls
+//! the others, and it is cut off (and named) when the timeout expires.
 
 use crate::options::Options;
 use crossmpi_impi::startup::server::{ConnId, Phase, Server, ServerConfig, ServerEvent};
