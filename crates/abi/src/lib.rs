@@ -34,10 +34,12 @@ macro_rules! export {
 mod coll;
 mod comm;
 mod consts;
+mod datatype;
 mod env;
 mod error;
 mod handle;
 mod op;
+mod pack;
 mod p2p;
 mod types;
 mod util;

@@ -108,6 +108,28 @@ pub fn create(dtype: Datatype) -> usize {
     handle::encode(Kind::Datatype, id.index)
 }
 
+/// Marks a user type committed (predefined types always are).
+pub fn commit(h: usize) {
+    if let Some(slot) = handle::decode(Kind::Datatype, h) {
+        let mut all = user_types();
+        if let Some((id, _)) = all.by_index(slot) {
+            if let Some(t) = all.get_mut(id) {
+                t.committed = true;
+            }
+        }
+    }
+}
+
+/// Releases a user type's handle; operations in flight keep their own reference.
+pub fn free(h: usize) {
+    if let Some(slot) = handle::decode(Kind::Datatype, h) {
+        let mut all = user_types();
+        if let Some((id, _)) = all.by_index(slot) {
+            all.remove(id);
+        }
+    }
+}
+
 /// Whether two types were built the same way (same constructor, arguments and bounds):
 /// then an application cannot tell them apart through any datatype query.
 fn same_type(a: &Datatype, b: &Datatype) -> bool {
@@ -133,12 +155,7 @@ impl TypeHandle {
 impl Drop for TypeHandle {
     fn drop(&mut self) {
         if self.temporary {
-            if let Some(slot) = handle::decode(Kind::Datatype, self.value) {
-                let mut t = user_types();
-                if let Some((id, _)) = t.by_index(slot) {
-                    t.remove(id);
-                }
-            }
+            free(self.value);
         }
     }
 }

@@ -1,0 +1,282 @@
+//! `MPI_Pack`/`MPI_Unpack` (the native representation: the bytes a message carries) and
+//! `MPI_Pack_external`/`MPI_Unpack_external` ("external32", the standard's portable
+//! big-endian representation), with their size queries.
+
+use crate::comm::with_comm;
+use crate::datatype::type_error;
+use crate::error::{call, Scope};
+use crate::p2p::buffer;
+use crate::types;
+use crate::util::{count, in_string, out, slice};
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::userbuf::{self, UserBuf};
+use std::os::raw::{c_char, c_int, c_void};
+
+/// The packing buffer's room: `[position, position + len)` must lie in `[0, size)`.
+fn room(function: &str, size_arg: &str, size: i64, position: i64, len: u64) -> MpiResult<usize> {
+    if size < 0 {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            size_arg,
+            size,
+            "sizes cannot be negative",
+        ));
+    }
+    if position < 0 || position > size {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "position",
+            position,
+            format!("outside the {size}-byte buffer"),
+        ));
+    }
+    if len > (size - position) as u64 {
+        return Err(MpiError::arg(
+            ErrorClass::Truncate,
+            function,
+            size_arg,
+            size,
+            format!(
+                "{len} bytes do not fit after position {position} ({} bytes left)",
+                size - position
+            ),
+        ));
+    }
+    Ok(position as usize)
+}
+
+/// The packing buffer as a `UserBuf` of plain bytes (the only way core code reads or
+/// writes application memory), after checking the pointer.
+fn bytes_at(
+    function: &str,
+    arg: &str,
+    p: *const c_void,
+    at: usize,
+    len: u64,
+) -> MpiResult<UserBuf> {
+    if len > 0 && p.is_null() {
+        return Err(MpiError::arg(
+            ErrorClass::Buffer,
+            function,
+            arg,
+            "NULL",
+            format!("{len} bytes need a buffer"),
+        ));
+    }
+    Ok(userbuf::bytes(p as usize + at, len as usize))
+}
+
+fn check_comm(function: &str, comm: usize) -> MpiResult<()> {
+    with_comm(function, comm, |_, _| Ok(()))
+}
+
+fn pack(
+    function: &str,
+    inbuf: *const c_void,
+    incount: i64,
+    datatype: usize,
+    outbuf: *mut c_void,
+    outsize: i64,
+    position: i64,
+    comm: usize,
+) -> MpiResult<i64> {
+    check_comm(function, comm)?;
+    let data = buffer(function, inbuf, incount, datatype)?;
+    let len = data.bytes();
+    let at = room(function, "outsize", outsize, position, len)?;
+    let packed = bytes_at(function, "outbuf", outbuf, at, len)?;
+    let (dst, _) = packed.write();
+    data.pack_into(0, dst);
+    Ok(position + len as i64)
+}
+
+fn unpack(
+    function: &str,
+    inbuf: *const c_void,
+    insize: i64,
+    position: i64,
+    outbuf: *mut c_void,
+    outcount: i64,
+    datatype: usize,
+    comm: usize,
+) -> MpiResult<i64> {
+    check_comm(function, comm)?;
+    let data = buffer(function, outbuf, outcount, datatype)?;
+    let len = data.bytes();
+    let at = room(function, "insize", insize, position, len)?;
+    let packed = bytes_at(function, "inbuf", inbuf, at, len)?;
+    let (src, _) = packed.read();
+    data.unpack_from(0, src);
+    Ok(position + len as i64)
+}
+
+fn pack_size(function: &str, incount: i64, datatype: usize, comm: usize) -> MpiResult<u64> {
+    check_comm(function, comm)?;
+    let n = count(function, "incount", incount)?;
+    Ok(types::lookup(function, "datatype", datatype)?.packed_size(n))
+}
+
+/// Only "external32" is a data representation crossmpi knows.
+fn check_datarep(function: &str, datarep: *const c_char) -> MpiResult<()> {
+    let rep = in_string(function, "datarep", datarep)?;
+    if rep != "external32" {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "datarep",
+            format!("\"{rep}\""),
+            "the only data representation is \"external32\"",
+        ));
+    }
+    Ok(())
+}
+
+fn pack_external(
+    function: &str,
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: i64,
+    datatype: usize,
+    outbuf: *mut c_void,
+    outsize: i64,
+    position: i64,
+) -> MpiResult<i64> {
+    check_datarep(function, datarep)?;
+    let data = buffer(function, inbuf, incount, datatype)?;
+    let len = data.dtype.external32_size(data.count);
+    let at = room(function, "outsize", outsize, position, len)?;
+    let packed = bytes_at(function, "outbuf", outbuf, at, len)?;
+    let (dst, _) = packed.write();
+    let (mem, origin) = data.read();
+    data.dtype
+        .pack_external32(mem, origin, data.count, dst)
+        .map_err(|e| type_error(function, e))?;
+    Ok(position + len as i64)
+}
+
+fn unpack_external(
+    function: &str,
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: i64,
+    position: i64,
+    outbuf: *mut c_void,
+    outcount: i64,
+    datatype: usize,
+) -> MpiResult<i64> {
+    check_datarep(function, datarep)?;
+    let data = buffer(function, outbuf, outcount, datatype)?;
+    let len = data.dtype.external32_size(data.count);
+    let at = room(function, "insize", insize, position, len)?;
+    let packed = bytes_at(function, "inbuf", inbuf, at, len)?;
+    let (src, _) = packed.read();
+    let (mem, origin) = data.write();
+    data.dtype
+        .unpack_external32(src, mem, origin, data.count)
+        .map_err(|e| type_error(function, e))?;
+    Ok(position + len as i64)
+}
+
+fn pack_external_size(
+    function: &str,
+    datarep: *const c_char,
+    incount: i64,
+    datatype: usize,
+) -> MpiResult<u64> {
+    check_datarep(function, datarep)?;
+    let n = count(function, "incount", incount)?;
+    Ok(types::lookup(function, "datatype", datatype)?.external32_size(n))
+}
+
+/// Reads the position argument, runs `step` from it and stores the new position.
+fn advance<P: Copy + Into<i64> + TryFrom<i64>>(
+    function: &str,
+    position: *mut P,
+    step: impl FnOnce(i64) -> MpiResult<i64>,
+) -> MpiResult<()> {
+    let from = slice(function, "position", position, 1)?[0].into();
+    let to = step(from)?;
+    let to = P::try_from(to).map_err(|_| {
+        MpiError::arg(
+            ErrorClass::Count,
+            function,
+            "position",
+            to,
+            "the new position does not fit the argument's type",
+        )
+    })?;
+    out(function, "position", position, to)
+}
+
+/// Stores a size query's answer in an `int` or `MPI_Count`/`MPI_Aint` argument.
+fn out_size<P: TryFrom<u64>>(function: &str, p: *mut P, size: u64) -> MpiResult<()> {
+    let v = P::try_from(size).map_err(|_| {
+        MpiError::arg(
+            ErrorClass::Count,
+            function,
+            "size",
+            size,
+            "does not fit the argument's type (use the _c form)",
+        )
+    })?;
+    out(function, "size", p, v)
+}
+
+export! {
+    fn MPI_Pack / PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: usize, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: usize) -> c_int {
+        let f = "MPI_Pack";
+        call(Scope::Comm(comm), || advance(f, position, |p| pack(f, inbuf, incount as i64, datatype, outbuf, outsize as i64, p, comm)))
+    }
+    fn MPI_Pack_c / PMPI_Pack_c(inbuf: *const c_void, incount: i64, datatype: usize, outbuf: *mut c_void, outsize: i64, position: *mut i64, comm: usize) -> c_int {
+        let f = "MPI_Pack_c";
+        call(Scope::Comm(comm), || advance(f, position, |p| pack(f, inbuf, incount, datatype, outbuf, outsize, p, comm)))
+    }
+    fn MPI_Unpack / PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: usize, comm: usize) -> c_int {
+        let f = "MPI_Unpack";
+        call(Scope::Comm(comm), || advance(f, position, |p| unpack(f, inbuf, insize as i64, p, outbuf, outcount as i64, datatype, comm)))
+    }
+    fn MPI_Unpack_c / PMPI_Unpack_c(inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: usize, comm: usize) -> c_int {
+        let f = "MPI_Unpack_c";
+        call(Scope::Comm(comm), || advance(f, position, |p| unpack(f, inbuf, insize, p, outbuf, outcount, datatype, comm)))
+    }
+    fn MPI_Pack_size / PMPI_Pack_size(incount: c_int, datatype: usize, comm: usize, size: *mut c_int) -> c_int {
+        let f = "MPI_Pack_size";
+        call(Scope::Comm(comm), || out_size(f, size, pack_size(f, incount as i64, datatype, comm)?))
+    }
+    fn MPI_Pack_size_c / PMPI_Pack_size_c(incount: i64, datatype: usize, comm: usize, size: *mut i64) -> c_int {
+        let f = "MPI_Pack_size_c";
+        call(Scope::Comm(comm), || out_size(f, size, pack_size(f, incount, datatype, comm)?))
+    }
+    fn MPI_Pack_external / PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: usize, outbuf: *mut c_void, outsize: isize, position: *mut isize) -> c_int {
+        let f = "MPI_Pack_external";
+        call(Scope::Process, || {
+            let pos = position as *mut i64;
+            advance(f, pos, |p| pack_external(f, datarep, inbuf, incount as i64, datatype, outbuf, outsize as i64, p))
+        })
+    }
+    fn MPI_Pack_external_c / PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: i64, datatype: usize, outbuf: *mut c_void, outsize: i64, position: *mut i64) -> c_int {
+        let f = "MPI_Pack_external_c";
+        call(Scope::Process, || advance(f, position, |p| pack_external(f, datarep, inbuf, incount, datatype, outbuf, outsize, p)))
+    }
+    fn MPI_Unpack_external / PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: isize, position: *mut isize, outbuf: *mut c_void, outcount: c_int, datatype: usize) -> c_int {
+        let f = "MPI_Unpack_external";
+        call(Scope::Process, || {
+            let pos = position as *mut i64;
+            advance(f, pos, |p| unpack_external(f, datarep, inbuf, insize as i64, p, outbuf, outcount as i64, datatype))
+        })
+    }
+    fn MPI_Unpack_external_c / PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: usize) -> c_int {
+        let f = "MPI_Unpack_external_c";
+        call(Scope::Process, || advance(f, position, |p| unpack_external(f, datarep, inbuf, insize, p, outbuf, outcount, datatype)))
+    }
+    fn MPI_Pack_external_size / PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: usize, size: *mut isize) -> c_int {
+        let f = "MPI_Pack_external_size";
+        call(Scope::Process, || out_size(f, size as *mut i64, pack_external_size(f, datarep, incount as i64, datatype)?))
+    }
+    fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c(datarep: *const c_char, incount: i64, datatype: usize, size: *mut i64) -> c_int {
+        let f = "MPI_Pack_external_size_c";
+        call(Scope::Process, || out_size(f, size, pack_external_size(f, datarep, incount, datatype)?))
+    }
+}
