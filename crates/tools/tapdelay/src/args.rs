@@ -18,9 +18,9 @@ pub struct Options {
     pub spin_ns: u64,
 }
 
-/// Memory per direction, in MiB: 256 MiB holds 4096 full 64 KiB vnet segments, more
-/// than a 10 Gbit/s link keeps in flight with 200 ms of delay... at 1 Gbit/s, the
-/// rate the lab emulates faithfully, it covers 2 s.
+/// Memory per direction, in MiB: 256 MiB holds about 4000 full 64 KiB segments, i.e.
+/// 2 s of traffic at 1 Gbit/s or 0.2 s at 10 Gbit/s, more than a link with the lab's
+/// longest delay (50 ms one-way) keeps in flight. It is allocated only as frames wait.
 const DEFAULT_QUEUE_MB: u64 = 256;
 /// Timer wake-ups in a VM come 20-100 µs late; polling through the last 100 µs
 /// before a frame is due makes it leave on time, at the cost of CPU only then.
@@ -46,11 +46,12 @@ fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T,
         .map_err(|_| format!("crossmpi-tapdelay: {flag} value {value:?} is not a valid number"))
 }
 
-/// Frame buffer size: a full 64 KiB GSO segment plus its vnet header, or a jumbo
-/// frame when offloads are off.
+/// Frame buffer size: a full 64 KiB GSO segment with its Ethernet and VLAN headers
+/// and the vnet header (a short buffer would truncate the frame), or a jumbo frame
+/// when offloads are off.
 pub fn frame_buffer_len(vnet: bool) -> usize {
     if vnet {
-        65_536 + crate::tap::VNET_HDR_LEN
+        65_536 + 256 + crate::tap::VNET_HDR_LEN
     } else {
         9_216
     }
@@ -182,7 +183,7 @@ mod tests {
         assert!((o.link.loss - 0.015).abs() < 1e-12);
         assert_eq!(o.link.rate_bps, Some(200_000_000));
         assert_eq!(o.link.header_bytes, 10);
-        assert_eq!(o.link.max_frames, (256 << 20) / 65_546);
+        assert_eq!(o.link.max_frames, (256 << 20) / 65_802);
     }
 
     #[test]

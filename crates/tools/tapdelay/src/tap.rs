@@ -125,6 +125,7 @@ impl Tap {
     /// Reads one frame into `buf` (resized to the frame). `Ok(false)` when none is
     /// waiting.
     pub fn read_frame(&self, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
         let cap = buf.capacity();
         // SAFETY: the pointer and capacity describe `buf`'s allocation, and the length
         // is set to what the kernel wrote, which is at most `cap`.
