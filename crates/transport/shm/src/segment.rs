@@ -14,7 +14,7 @@
 use std::ffi::CString;
 use std::fmt;
 use std::io;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{fence, AtomicU32, Ordering};
 
 const MAGIC: u64 = 0x6372_6f73_736d_7069; // "crossmpi"
 const HEADER_BYTES: usize = 4096;
@@ -359,6 +359,14 @@ impl Outbox {
     fn receiver_sleeping(&self) -> bool {
         self.map.word(SLEEPING_OFFSET).load(Ordering::SeqCst) != 0
     }
+
+    /// Whether the owner of this inbox (our peer) is asleep. A receiver that handed cells
+    /// back calls it after a SeqCst fence: a sender that found its ring full and went to
+    /// sleep must then be woken, or it would wait for its sleep timeout.
+    pub fn peer_sleeping(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.receiver_sleeping()
+    }
 }
 
 /// A reserved cell: fill [`CellWriter::buf`], then [`CellWriter::commit`] the length.
@@ -429,6 +437,17 @@ mod tests {
         assert_eq!(out.try_send(&[b"x"]), Some(true));
         inbox.set_sleeping(false);
         assert_eq!(out.try_send(&[b"y"]), Some(false));
+    }
+
+    #[test]
+    fn a_sleeping_sender_is_visible_to_its_receiver() {
+        // Rank A's inbox, mapped by rank B as its outbox to A: B sees A's sleeping flag.
+        let p = path("peer-sleep");
+        let inbox_a = Inbox::create(&p, LAYOUT).unwrap();
+        let to_a = Outbox::open(&p, LAYOUT, 1).unwrap();
+        assert!(!to_a.peer_sleeping());
+        inbox_a.set_sleeping(true);
+        assert!(to_a.peer_sleeping());
     }
 
     #[test]

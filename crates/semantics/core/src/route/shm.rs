@@ -71,7 +71,8 @@ impl ShmRoute {
                 continue;
             }
             let from = self.local_world[local];
-            for _ in 0..POLL_BUDGET {
+            let mut popped = 0;
+            while popped < POLL_BUDGET {
                 let Some(frame) = self.inbox.peek(local) else {
                     break;
                 };
@@ -82,8 +83,17 @@ impl ShmRoute {
                     )),
                 }
                 self.inbox.pop(local);
-                any = true;
+                popped += 1;
             }
+            // The sender may sleep waiting for the cells just handed back.
+            if popped > 0
+                && self.outboxes[local]
+                    .as_ref()
+                    .is_some_and(|o| o.peer_sleeping())
+            {
+                self.wake(local);
+            }
+            any |= popped > 0;
         }
         any
     }
