@@ -22,38 +22,27 @@ FIRST_HOST = 11
 INET_INDEX = 254
 
 
-def firewall(frontend_wan_if="wan0", lan_if="priv0"):
-    # The chain may not be called `fwd`: it is an nft keyword.
-    return f"""table ip crossmpi_lab {{
-  chain filt_fwd {{
+# A private-address cluster's front-end: masquerade what leaves through wan0 and
+# forward nothing that was opened from outside. The chain may not be called `fwd`
+# (an nft keyword).
+FIREWALL = """table ip crossmpi_lab {
+  chain filt_fwd {
     type filter hook forward priority 0; policy drop;
     ct state established,related accept
-    iifname "{lan_if}" oifname "{frontend_wan_if}" accept
-  }}
-  chain nat_post {{
+    iifname "priv0" oifname "wan0" accept
+  }
+  chain nat_post {
     type nat hook postrouting priority 100;
-    oifname "{frontend_wan_if}" masquerade
-  }}
-}}
+    oifname "wan0" masquerade
+  }
+}
 """
 
 
-def expand(fields, name):
-    wan = fields.table("wan")
-    wan_net = wan.subnet("subnet", WAN_DEFAULT, 256)
-    wan_mbit = wan.number("mbit", None, 0.001, 100000)
-    delay = wan.number("delay_ms", 0, 0, 50)
-    loss = wan.number("loss_percent", 0, 0, 100)
-    wan.finish()
+def read_clusters(fields, wan_net):
     clusters = fields.tables("cluster")
     if not 2 <= len(clusters) <= 4:
         fields.fail("cluster", f"{len(clusters)} clusters", "a grid has 2 to 4 [[cluster]] tables")
-    # Each uplink takes half the delay and the loss that, applied twice, gives the
-    # configured one-way loss between two clusters.
-    half_loss = 100.0 * (1.0 - (1.0 - loss / 100.0) ** 0.5)
-    nodes = {"wan": Node("wan", "wan", bridges=["br0"])}
-    links = []
-    inet_routes = []
     spec = []
     for ci, c in enumerate(clusters, start=1):
         cname = c.name("name", max_len=4)
@@ -68,17 +57,39 @@ def expand(fields, name):
         c.finish()
         if any(s["name"] == cname for s in spec[:-1]):
             c.fail("name", cname, "is used by another cluster")
+        # Private ranges may repeat; a routed (global) range must be unique.
+        clashes = [s["name"] for s in spec[:-1]
+                   if s["lan"].overlaps(lan) and "global" in (s["addressing"], addressing)]
+        if lan.overlaps(wan_net):
+            c.fail("subnet", str(lan), "overlaps the WAN subnet")
+        if clashes:
+            c.fail("subnet", str(lan), f"overlaps cluster {clashes[0]}, and a global-address range must be unique")
+    return spec
+
+
+def expand(fields, name):
+    wan = fields.table("wan")
+    wan_net = wan.subnet("subnet", WAN_DEFAULT, 256)
+    wan_mbit = wan.number("mbit", None, 0.001, 100000)
+    delay = wan.number("delay_ms", 0, 0, 50)
+    loss = wan.number("loss_percent", 0, 0, 100)
+    wan.finish()
+    spec = read_clusters(fields, wan_net)
+    # Each uplink takes half the delay and the loss that, applied twice, gives the
+    # configured one-way loss between two clusters.
+    half_loss = 100.0 * (1.0 - (1.0 - loss / 100.0) ** 0.5)
+    nodes = {"wan": Node("wan", "wan", bridges=["br0"])}
+    links = []
+    inet_routes = []
     for ci, s in enumerate(spec, start=1):
         cname, lan, private = s["name"], s["lan"], s["addressing"] == "private"
         sw, edge = f"sw-{cname}", f"edge-{cname}"
         nodes[sw] = Node(sw, "switch", cname, bridges=["br0"])
         nodes[edge] = Node(edge, "switch", cname, bridges=["br0"])
-        fe_names = []
         for k in range(1, s["frontends"] + 1):
             fe = f"{cname}-fe{k}"
-            fe_names.append(fe)
             nodes[fe] = Node(fe, "frontend" if private else "router", cname, forwarding=True,
-                             nft=firewall() if private else None)
+                             nft=FIREWALL if private else None)
             links.append(Link(fe, "priv0", sw, f"p-fe{k}", a_addr=host_addr(lan, k), b_master="br0",
                               mbit=s["fe_mbit"], kind="frontend"))
             links.append(Link(fe, "wan0", edge, f"p-fe{k}", a_addr=host_addr(wan_net, 10 * ci + k),
@@ -94,13 +105,11 @@ def expand(fields, name):
         if not private:
             # Everyone on the WAN reaches a global-address cluster through its first
             # front-end.
-            via = plain(wan_net, 10 * ci + 1)
-            inet_routes.append([str(lan), via])
-            s["route"] = [str(lan), via]
+            s["route"] = [str(lan), plain(wan_net, 10 * ci + 1)]
+            inet_routes.append(s["route"])
     for s in spec:
         for k in range(1, s["frontends"] + 1):
-            fe = nodes[f"{s['name']}-fe{k}"]
-            fe.routes = [o["route"] for o in spec if o is not s and "route" in o]
+            nodes[f"{s['name']}-fe{k}"].routes = [o["route"] for o in spec if o is not s and "route" in o]
     nodes["inet"] = Node("inet", "outside", routes=inet_routes)
     links.append(Link("inet", "eth0", "wan", "p-inet", a_addr=host_addr(wan_net, INET_INDEX), b_master="br0",
                       kind="wan"))

@@ -107,3 +107,14 @@ def test_draw_writes_a_png_of_every_node_and_link(tmp_path):
     out = tmp_path / "grid.png"
     draw.draw(topo, str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_global_ranges_must_not_clash():
+    table = grid(addressing="global", subnet="203.0.113.64/26")
+    # b's default range (the second /26) is the one a took.
+    with pytest.raises(TopologyError, match=r"cluster\[1\].subnet = '203.0.113.64/26': overlaps cluster a"):
+        topology.from_table(table, "t", "x")
+    with pytest.raises(TopologyError, match="overlaps the WAN"):
+        topology.from_table(grid(subnet="198.51.100.0/24"), "t", "x")
+    # Private ranges may repeat (grid-pc uses 10.0.0.0/24 twice).
+    topology.from_table(dict(grid(), cluster=[grid()["cluster"][0], dict(grid()["cluster"][0], name="c")]), "t", "x")
