@@ -272,6 +272,21 @@ fn statuses<'a>(
     }
 }
 
+/// Stores the statuses of a completed Waitall/Testall and reports failed requests.
+fn complete_all(
+    function: &str,
+    array_of_statuses: *mut MpiStatus,
+    results: &[Option<Status>],
+) -> MpiResult<()> {
+    let mut sts = statuses(function, array_of_statuses, results.len())?;
+    if let Some(sts) = sts.as_deref_mut() {
+        for (out, s) in sts.iter_mut().zip(results) {
+            store_status(out, s.as_ref().expect("every request completed"));
+        }
+    }
+    in_status(function, results, sts)
+}
+
 /// Errors of a multiple completion: `MPI_ERR_IN_STATUS`, with each status's error set.
 fn in_status(
     function: &str,
@@ -471,13 +486,7 @@ export! {
                 }
                 results.iter().all(Option::is_some).then_some(Ok(()))
             })??;
-            let mut sts = statuses(f, array_of_statuses, n)?;
-            if let Some(sts) = sts.as_deref_mut() {
-                for (i, s) in results.iter().enumerate() {
-                    store_status(&mut sts[i], s.as_ref().unwrap());
-                }
-            }
-            in_status(f, &results, sts)
+            complete_all(f, array_of_statuses, &results)
         })
     }
 
@@ -507,13 +516,7 @@ export! {
             let Some(results) = results else {
                 return Ok(());
             };
-            let mut sts = statuses(f, array_of_statuses, n)?;
-            if let Some(sts) = sts.as_deref_mut() {
-                for (i, s) in results.iter().enumerate() {
-                    store_status(&mut sts[i], s.as_ref().unwrap());
-                }
-            }
-            in_status(f, &results, sts)
+            complete_all(f, array_of_statuses, &results)
         })
     }
 

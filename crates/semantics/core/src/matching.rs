@@ -30,6 +30,26 @@ pub struct Unexpected {
     pub held: Held,
 }
 
+impl Unexpected {
+    pub fn new(
+        env: crate::header::Envelope,
+        len: u64,
+        from: u32,
+        msg: u64,
+        held: Held,
+    ) -> Unexpected {
+        Unexpected {
+            context: env.context,
+            source: env.src,
+            tag: env.tag,
+            len,
+            from,
+            msg,
+            held,
+        }
+    }
+}
+
 pub struct Posted {
     pub req: ReqId,
     pub context: u64,

@@ -364,18 +364,12 @@ impl State {
             self.deliver_whole(rreq, env, &data);
             self.finish_send(req);
         } else {
-            self.matching.add_unexpected(Unexpected {
-                context: env.context,
-                source: env.src,
-                tag: env.tag,
-                len,
-                from: self.me,
-                msg,
-                held: Held::Local {
-                    data,
-                    send: if sync { Some(req) } else { None },
-                },
-            });
+            let held = Held::Local {
+                data,
+                send: sync.then_some(req),
+            };
+            self.matching
+                .add_unexpected(Unexpected::new(env, len, self.me, msg, held));
             if !sync {
                 self.finish_send(req);
             }
@@ -583,9 +577,7 @@ impl State {
                 len,
                 sync,
             } => {
-                let c = &mut self.peers[from as usize].counters;
-                c.msgs_recv += 1;
-                c.bytes_recv += len;
+                self.count_received(from, len);
                 match self.matching.take_posted(env.context, env.src, env.tag) {
                     Some(req) => {
                         self.set_matched_status(req, env, len);
@@ -607,15 +599,13 @@ impl State {
                         )
                     }
                     None => {
-                        self.matching.add_unexpected(Unexpected {
-                            context: env.context,
-                            source: env.src,
-                            tag: env.tag,
+                        self.matching.add_unexpected(Unexpected::new(
+                            env,
                             len,
                             from,
                             msg,
-                            held: Held::Arriving { sync },
-                        });
+                            Held::Arriving { sync },
+                        ));
                         (
                             Sink::Buffer(Vec::with_capacity(payload_len as usize)),
                             Delivery::Unexpected {
@@ -634,20 +624,16 @@ impl State {
                 len,
                 cma_addr,
             } => {
-                let c = &mut self.peers[from as usize].counters;
-                c.msgs_recv += 1;
-                c.bytes_recv += len;
+                self.count_received(from, len);
                 match self.matching.take_posted(env.context, env.src, env.tag) {
                     Some(req) => self.start_rendezvous(req, from, env, msg, len, cma_addr),
-                    None => self.matching.add_unexpected(Unexpected {
-                        context: env.context,
-                        source: env.src,
-                        tag: env.tag,
+                    None => self.matching.add_unexpected(Unexpected::new(
+                        env,
                         len,
                         from,
                         msg,
-                        held: Held::Rts { cma_addr },
-                    }),
+                        Held::Rts { cma_addr },
+                    )),
                 }
                 (Sink::None, Delivery::Nothing)
             }
@@ -791,6 +777,12 @@ impl State {
                 }
             }
         }
+    }
+
+    fn count_received(&mut self, from: u32, len: u64) {
+        let c = &mut self.peers[from as usize].counters;
+        c.msgs_recv += 1;
+        c.bytes_recv += len;
     }
 
     /// Convenience for transports that hold the whole payload (shared memory).
