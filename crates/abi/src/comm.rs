@@ -1,6 +1,10 @@
-//! Communicator handles and the communicator calls of the foundation: size, rank, dup,
-//! split, free, names, predefined attributes and error handlers.
+//! Communicator handles and the communicator calls: size, rank, dup (plain, with info,
+//! nonblocking), split (by color, by node), create (from a group, collectively or by the
+//! group only), compare, free, names, info hints, predefined attributes, error handlers
+//! and intercommunicators.
 
+use crate::attr;
+use crate::comm_create::dup_with_attrs;
 use crate::consts::*;
 use crate::error::{self, call, Scope};
 use crate::handle::{self, Kind};
@@ -9,7 +13,7 @@ use crossmpi_core::comm::CommId;
 use crossmpi_core::comm_ops;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::runtime::{self, Runtime};
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The communicator a handle names.
@@ -65,7 +69,7 @@ static APPNUM: AtomicI32 = AtomicI32::new(0);
 static LASTUSEDCODE: AtomicI32 = AtomicI32::new(0);
 
 /// The predefined attribute `keyval`, if it is one: a pointer to its value.
-fn predefined_attribute(rt: &Runtime, keyval: c_int) -> Option<*const AtomicI32> {
+pub fn predefined_attribute(rt: &Runtime, keyval: c_int) -> Option<*const AtomicI32> {
     let cell = match keyval {
         k if k == MPI_TAG_UB => &TAG_UB,
         k if k == MPI_HOST => &HOST,
@@ -132,10 +136,7 @@ export! {
     fn MPI_Comm_dup / PMPI_Comm_dup(comm: usize, newcomm: *mut usize) -> c_int {
         let f = "MPI_Comm_dup";
         call(Scope::Comm(comm), || {
-            let id = runtime::with(f, |rt| resolve(rt, f, comm))?;
-            let new = comm_ops::dup(f, id)?;
-            let h = runtime::with(f, |rt| Ok(handle_of(rt, new)))?;
-            out(f, "newcomm", newcomm, h)
+            out(f, "newcomm", newcomm, dup_with_attrs(f, comm, None)?)
         })
     }
 
@@ -167,6 +168,7 @@ export! {
                 return Err(MpiError::arg(ErrorClass::Comm, f, "comm", handle::describe(h), "predefined communicators cannot be freed"));
             }
             let id = runtime::with(f, |rt| resolve(rt, f, h))?;
+            attr::delete_comm_attrs(f, id)?;
             comm_ops::free(f, id)?;
             out(f, "comm", comm, MPI_COMM_NULL)
         })
@@ -188,23 +190,6 @@ export! {
         call(Scope::Comm(comm), || {
             let name = with_comm(f, comm, |rt, id| Ok(rt.comm(f, id)?.name.clone()))?;
             out_string(f, "comm_name", comm_name, resultlen, &name, MPI_MAX_OBJECT_NAME as usize)
-        })
-    }
-
-    fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: usize, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-        let f = "MPI_Comm_get_attr";
-        call(Scope::Comm(comm), || {
-            let found = with_comm(f, comm, |rt, id| {
-                if let Some(p) = predefined_attribute(rt, comm_keyval) {
-                    return Ok(Some(p as usize));
-                }
-                Ok(rt.comm(f, id)?.attributes.get(&comm_keyval).copied())
-            })?;
-            out(f, "flag", flag, found.is_some() as c_int)?;
-            if let Some(v) = found {
-                out(f, "attribute_val", attribute_val as *mut usize, v)?;
-            }
-            Ok(())
         })
     }
 
@@ -252,7 +237,7 @@ export! {
         let class = error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         let message = error::string_of(errorcode).unwrap_or_default();
         let e = MpiError::new(class_from_code(class), format!("{f}: error code {errorcode}: {message}"));
-        error::raise(Scope::Comm(comm), e);
+        error::dispatch(Scope::Comm(comm), &e, errorcode);
         MPI_SUCCESS
     }
 }

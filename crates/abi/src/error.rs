@@ -313,11 +313,17 @@ pub fn fatal(e: &MpiError) -> ! {
 
 /// Hands an error to the handler of its scope; returns the code the call returns.
 pub fn raise(scope: Scope, e: MpiError) -> c_int {
-    let mut code = register(&e);
+    let code = register(&e);
+    dispatch(scope, &e, code)
+}
+
+/// Hands `code` (already registered, or the application's own code for
+/// `MPI_Comm_call_errhandler`) to the handler of its scope; returns the code.
+pub fn dispatch(scope: Scope, e: &MpiError, mut code: c_int) -> c_int {
     let (handler, comm) = handler_for(scope);
     match handler {
         h if h == MPI_ERRORS_RETURN => code,
-        h if h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT => fatal(&e),
+        h if h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT => fatal(e),
         h => {
             let f = handle::decode(Kind::Errhandler, h).and_then(|slot| {
                 USER_HANDLERS

@@ -31,15 +31,20 @@ macro_rules! export {
     )*};
 }
 
+mod attr;
 mod coll;
 mod comm;
+mod comm_create;
 mod consts;
 mod datatype;
 mod env;
 mod error;
+mod group;
 mod handle;
+mod info;
 mod op;
 mod pack;
 mod p2p;
+mod topo;
 mod types;
 mod util;

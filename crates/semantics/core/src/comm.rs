@@ -74,6 +74,12 @@ impl Comm {
         self.remote.as_ref().unwrap_or(&self.group)
     }
 
+    /// For collectives over an intercommunicator: the world rank of the other group's
+    /// leader. Each side's leader is its rank 0 (as in dup and merge).
+    pub fn remote_leader(&self) -> Option<u32> {
+        self.remote.as_ref().map(|g| g.world_rank(0))
+    }
+
     pub fn is_inter(&self) -> bool {
         self.remote.is_some()
     }

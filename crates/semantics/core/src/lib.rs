@@ -12,6 +12,7 @@ pub mod comm;
 pub mod comm_ops;
 pub mod config;
 pub mod error;
+pub mod group;
 pub mod header;
 pub mod matching;
 pub mod p2p;

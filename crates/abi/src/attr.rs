@@ -1,0 +1,412 @@
+//! Attribute caching: keyvals with copy/delete callbacks, attributes on communicators
+//! (stored in the core `Comm`) and on datatypes (stored here, keyed by type handle).
+//!
+//! Callbacks are user code that may call MPI, so they always run with no lock held.
+//! Keyval entries are never reused: `MPI_*_free_keyval` only marks them freed, because
+//! attributes set with a freed keyval stay valid until deleted (the standard's rule), and
+//! an application creates only a handful of keyvals.
+
+use crate::comm::{self, handle_of, with_comm};
+use crate::consts::*;
+use crate::error::{call, Scope};
+use crate::util::out;
+use crossmpi_core::comm::CommId;
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::runtime;
+use std::collections::BTreeMap;
+use std::os::raw::{c_int, c_void};
+use std::sync::Mutex;
+
+/// `MPI_Comm_copy_attr_function` and its datatype, window and MPI-1 twins (same ABI).
+pub type CopyFn =
+    unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+/// `MPI_Comm_delete_attr_function` and its twins.
+pub type DeleteFn = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void) -> c_int;
+
+/// The objects keyvals are created for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Object {
+    Comm,
+    Type,
+}
+
+/// The sentinel values of `MPI_*_NULL_COPY_FN` and `MPI_*_DUP_FN` in the ABI.
+const NULL_COPY: usize = 0;
+const DUP_COPY: usize = 1;
+
+#[derive(Clone, Copy)]
+struct Keyval {
+    object: Object,
+    /// The copy callback's address, or one of the sentinels.
+    copy: usize,
+    /// The delete callback's address, or 0 for `MPI_*_NULL_DELETE_FN`.
+    delete: usize,
+    extra: usize,
+    freed: bool,
+}
+
+/// User keyvals are `FIRST_KEYVAL + index`: above every predefined attribute key.
+const FIRST_KEYVAL: c_int = 0x1000;
+
+static KEYVALS: Mutex<Vec<Keyval>> = Mutex::new(Vec::new());
+
+fn keyvals() -> std::sync::MutexGuard<'static, Vec<Keyval>> {
+    KEYVALS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn create_keyval(object: Object, copy: usize, delete: usize, extra: usize) -> c_int {
+    let mut k = keyvals();
+    k.push(Keyval {
+        object,
+        copy,
+        delete,
+        extra,
+        freed: false,
+    });
+    FIRST_KEYVAL + k.len() as c_int - 1
+}
+
+/// The keyval `key` of `object`; `for_new` refuses freed keyvals (setting, not reading).
+fn keyval(function: &str, object: Object, key: c_int, for_new: bool) -> MpiResult<Keyval> {
+    let bad = |why: &str| MpiError::arg(ErrorClass::Keyval, function, "keyval", key, why);
+    let k = keyvals()
+        .get((key - FIRST_KEYVAL).max(-1) as usize)
+        .copied()
+        .ok_or_else(|| bad("not a keyval created by MPI_*_create_keyval"))?;
+    if k.object != object {
+        return Err(bad(&format!(
+            "a keyval for {:?} objects, not {object:?}",
+            k.object
+        )));
+    }
+    if for_new && k.freed {
+        return Err(bad("freed"));
+    }
+    Ok(k)
+}
+
+fn free_keyval(function: &str, object: Object, key: *mut c_int) -> MpiResult<()> {
+    if key.is_null() {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "keyval",
+            "NULL",
+            "a pointer to a keyval is required",
+        ));
+    }
+    // SAFETY: non-null int* argument (C ABI contract).
+    let k = unsafe { *key };
+    keyval(function, object, k, true)?;
+    keyvals()[(k - FIRST_KEYVAL) as usize].freed = true;
+    out(function, "keyval", key, MPI_KEYVAL_INVALID)
+}
+
+fn callback_error(function: &str, which: &str, key: c_int, code: c_int) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Other,
+        function,
+        "keyval",
+        key,
+        format!("its {which} callback returned error {code}"),
+    )
+}
+
+/// Runs the delete callback of `key` for a value removed from object `h`.
+fn run_delete(function: &str, h: usize, key: c_int, k: &Keyval, value: usize) -> MpiResult<()> {
+    if k.delete == 0 {
+        return Ok(());
+    }
+    // SAFETY: a non-zero delete address is a function the application registered with
+    // MPI_*_create_keyval, of the standard's delete-callback type.
+    let f: DeleteFn = unsafe { std::mem::transmute::<usize, DeleteFn>(k.delete) };
+    // SAFETY: called with the standard's arguments: the handle, the keyval, the
+    // attribute value and the extra state the application registered.
+    let rc = unsafe { f(h, key, value as *mut c_void, k.extra as *mut c_void) };
+    if rc != MPI_SUCCESS {
+        return Err(callback_error(function, "delete", key, rc));
+    }
+    Ok(())
+}
+
+/// The value a copy callback gives the new object, if any.
+fn run_copy(
+    function: &str,
+    h: usize,
+    key: c_int,
+    k: &Keyval,
+    value: usize,
+) -> MpiResult<Option<usize>> {
+    match k.copy {
+        NULL_COPY => Ok(None),
+        DUP_COPY => Ok(Some(value)),
+        addr => {
+            // SAFETY: as in `run_delete`, for the copy-callback type.
+            let f: CopyFn = unsafe { std::mem::transmute::<usize, CopyFn>(addr) };
+            let (mut new, mut flag) = (0usize, 0 as c_int);
+            // SAFETY: the standard's arguments: old handle, keyval, extra state, the value
+            // in, pointers to the value out and to the flag (both live locals).
+            let rc = unsafe {
+                f(
+                    h,
+                    key,
+                    k.extra as *mut c_void,
+                    value as *mut c_void,
+                    &mut new as *mut usize as *mut c_void,
+                    &mut flag,
+                )
+            };
+            if rc != MPI_SUCCESS {
+                return Err(callback_error(function, "copy", key, rc));
+            }
+            Ok((flag != 0).then_some(new))
+        }
+    }
+}
+
+// ------------------------------------------------------------------ communicators
+
+/// Copies `old`'s attributes to its duplicate `new` through the copy callbacks.
+pub fn copy_comm_attrs(function: &str, old: CommId, new: CommId) -> MpiResult<()> {
+    let (h, attrs) = runtime::with(function, |rt| {
+        Ok((
+            handle_of(rt, old),
+            rt.comm(function, old)?.attributes.clone(),
+        ))
+    })?;
+    for (key, value) in attrs {
+        let k = keyval(function, Object::Comm, key, false)?;
+        if let Some(v) = run_copy(function, h, key, &k, value)? {
+            runtime::with(function, |rt| {
+                rt.comm_mut(function, new)?.attributes.insert(key, v);
+                Ok(())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes every attribute of a communicator being freed, running the callbacks.
+pub fn delete_comm_attrs(function: &str, comm: CommId) -> MpiResult<()> {
+    let h = runtime::with(function, |rt| Ok(handle_of(rt, comm)))?;
+    loop {
+        // One at a time: a delete callback may itself set or delete attributes.
+        let next = runtime::with(function, |rt| {
+            Ok(rt.comm_mut(function, comm)?.attributes.pop_last())
+        })?;
+        let Some((key, value)) = next else {
+            return Ok(());
+        };
+        run_delete(
+            function,
+            h,
+            key,
+            &keyval(function, Object::Comm, key, false)?,
+            value,
+        )?;
+    }
+}
+
+fn comm_set(function: &str, comm: usize, key: c_int, value: usize) -> MpiResult<()> {
+    let k = keyval(function, Object::Comm, key, true)?;
+    let old = with_comm(function, comm, |rt, id| {
+        Ok(rt.comm_mut(function, id)?.attributes.insert(key, value))
+    })?;
+    match old {
+        Some(v) => run_delete(function, comm, key, &k, v),
+        None => Ok(()),
+    }
+}
+
+fn comm_delete(function: &str, comm: usize, key: c_int) -> MpiResult<()> {
+    let k = keyval(function, Object::Comm, key, false)?;
+    let old = with_comm(function, comm, |rt, id| {
+        Ok(rt.comm_mut(function, id)?.attributes.remove(&key))
+    })?;
+    match old {
+        Some(v) => run_delete(function, comm, key, &k, v),
+        None => Err(MpiError::arg(
+            ErrorClass::Keyval,
+            function,
+            "keyval",
+            key,
+            "no attribute is set with this keyval",
+        )),
+    }
+}
+
+/// `MPI_Comm_get_attr`: predefined attributes give a pointer to their value.
+fn comm_get(
+    function: &str,
+    comm: usize,
+    key: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> MpiResult<()> {
+    let found = with_comm(function, comm, |rt, id| {
+        if let Some(p) = comm::predefined_attribute(rt, key) {
+            return Ok(Some(p as usize));
+        }
+        Ok(rt.comm(function, id)?.attributes.get(&key).copied())
+    })?;
+    out(function, "flag", flag, found.is_some() as c_int)?;
+    if let Some(v) = found {
+        out(function, "attribute_val", value as *mut usize, v)?;
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ datatypes
+
+/// Attributes of datatypes: type handle -> keyval -> value.
+static TYPE_ATTRS: Mutex<BTreeMap<usize, BTreeMap<c_int, usize>>> = Mutex::new(BTreeMap::new());
+
+fn type_attrs() -> std::sync::MutexGuard<'static, BTreeMap<usize, BTreeMap<c_int, usize>>> {
+    TYPE_ATTRS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn check_type(function: &str, datatype: usize) -> MpiResult<()> {
+    crate::types::lookup(function, "datatype", datatype).map(|_| ())
+}
+
+// Called by MPI_Type_dup once the datatype module wires it (see the report of issue 3).
+#[allow(dead_code)]
+/// For `MPI_Type_dup`: copies `old`'s attributes to `new` through the copy callbacks.
+pub fn copy_type_attrs(function: &str, old: usize, new: usize) -> MpiResult<()> {
+    let attrs = type_attrs().get(&old).cloned().unwrap_or_default();
+    for (key, value) in attrs {
+        let k = keyval(function, Object::Type, key, false)?;
+        if let Some(v) = run_copy(function, old, key, &k, value)? {
+            type_attrs().entry(new).or_default().insert(key, v);
+        }
+    }
+    Ok(())
+}
+
+// Called by MPI_Type_free once the datatype module wires it.
+#[allow(dead_code)]
+/// For `MPI_Type_free`: deletes every attribute of the type, running the callbacks.
+pub fn delete_type_attrs(function: &str, datatype: usize) -> MpiResult<()> {
+    loop {
+        let next = type_attrs().get_mut(&datatype).and_then(|m| m.pop_last());
+        let Some((key, value)) = next else {
+            type_attrs().remove(&datatype);
+            return Ok(());
+        };
+        run_delete(
+            function,
+            datatype,
+            key,
+            &keyval(function, Object::Type, key, false)?,
+            value,
+        )?;
+    }
+}
+
+fn keyval_out(
+    function: &str,
+    object: Object,
+    copy: usize,
+    delete: usize,
+    key: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    call(Scope::Process, || {
+        out(
+            function,
+            "keyval",
+            key,
+            create_keyval(object, copy, delete, extra as usize),
+        )
+    })
+}
+
+export! {
+    fn MPI_Comm_create_keyval / PMPI_Comm_create_keyval(copy_fn: usize, delete_fn: usize, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+        keyval_out("MPI_Comm_create_keyval", Object::Comm, copy_fn, delete_fn, comm_keyval, extra_state)
+    }
+
+    fn MPI_Keyval_create / PMPI_Keyval_create(copy_fn: usize, delete_fn: usize, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+        keyval_out("MPI_Keyval_create", Object::Comm, copy_fn, delete_fn, keyval, extra_state)
+    }
+
+    fn MPI_Comm_free_keyval / PMPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
+        call(Scope::Process, || free_keyval("MPI_Comm_free_keyval", Object::Comm, comm_keyval))
+    }
+
+    fn MPI_Keyval_free / PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
+        call(Scope::Process, || free_keyval("MPI_Keyval_free", Object::Comm, keyval))
+    }
+
+    fn MPI_Comm_set_attr / PMPI_Comm_set_attr(comm: usize, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+        call(Scope::Comm(comm), || comm_set("MPI_Comm_set_attr", comm, comm_keyval, attribute_val as usize))
+    }
+
+    fn MPI_Attr_put / PMPI_Attr_put(comm: usize, keyval: c_int, attribute_val: *mut c_void) -> c_int {
+        call(Scope::Comm(comm), || comm_set("MPI_Attr_put", comm, keyval, attribute_val as usize))
+    }
+
+    fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: usize, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+        call(Scope::Comm(comm), || comm_get("MPI_Comm_get_attr", comm, comm_keyval, attribute_val, flag))
+    }
+
+    fn MPI_Attr_get / PMPI_Attr_get(comm: usize, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+        call(Scope::Comm(comm), || comm_get("MPI_Attr_get", comm, keyval, attribute_val, flag))
+    }
+
+    fn MPI_Comm_delete_attr / PMPI_Comm_delete_attr(comm: usize, comm_keyval: c_int) -> c_int {
+        call(Scope::Comm(comm), || comm_delete("MPI_Comm_delete_attr", comm, comm_keyval))
+    }
+
+    fn MPI_Attr_delete / PMPI_Attr_delete(comm: usize, keyval: c_int) -> c_int {
+        call(Scope::Comm(comm), || comm_delete("MPI_Attr_delete", comm, keyval))
+    }
+
+    fn MPI_Type_create_keyval / PMPI_Type_create_keyval(copy_fn: usize, delete_fn: usize, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+        keyval_out("MPI_Type_create_keyval", Object::Type, copy_fn, delete_fn, type_keyval, extra_state)
+    }
+
+    fn MPI_Type_free_keyval / PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
+        call(Scope::Process, || free_keyval("MPI_Type_free_keyval", Object::Type, type_keyval))
+    }
+
+    fn MPI_Type_set_attr / PMPI_Type_set_attr(datatype: usize, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+        let f = "MPI_Type_set_attr";
+        call(Scope::Process, || {
+            check_type(f, datatype)?;
+            let k = keyval(f, Object::Type, type_keyval, true)?;
+            let old = type_attrs().entry(datatype).or_default().insert(type_keyval, attribute_val as usize);
+            match old {
+                Some(v) => run_delete(f, datatype, type_keyval, &k, v),
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn MPI_Type_get_attr / PMPI_Type_get_attr(datatype: usize, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+        let f = "MPI_Type_get_attr";
+        call(Scope::Process, || {
+            check_type(f, datatype)?;
+            keyval(f, Object::Type, type_keyval, false)?;
+            let found = type_attrs().get(&datatype).and_then(|m| m.get(&type_keyval).copied());
+            out(f, "flag", flag, found.is_some() as c_int)?;
+            if let Some(v) = found {
+                out(f, "attribute_val", attribute_val as *mut usize, v)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn MPI_Type_delete_attr / PMPI_Type_delete_attr(datatype: usize, type_keyval: c_int) -> c_int {
+        let f = "MPI_Type_delete_attr";
+        call(Scope::Process, || {
+            check_type(f, datatype)?;
+            let k = keyval(f, Object::Type, type_keyval, false)?;
+            let old = type_attrs().get_mut(&datatype).and_then(|m| m.remove(&type_keyval));
+            match old {
+                Some(v) => run_delete(f, datatype, type_keyval, &k, v),
+                None => Err(MpiError::arg(ErrorClass::Keyval, f, "type_keyval", type_keyval, "no attribute is set with this keyval")),
+            }
+        })
+    }
+}
