@@ -359,6 +359,43 @@ fn out_int(function: &str, arg: &str, p: *mut c_int, v: i64) -> MpiResult<()> {
     )
 }
 
+/// An `MPI_Aint` or `MPI_Count` result (both 64-bit here).
+trait Address: Copy {
+    fn from_wide(v: i64) -> Self;
+}
+impl Address for isize {
+    fn from_wide(v: i64) -> Self {
+        v as isize
+    }
+}
+impl Address for i64 {
+    fn from_wide(v: i64) -> Self {
+        v
+    }
+}
+
+const TRUE_BOUNDS: [&str; 2] = ["true_lb", "true_extent"];
+
+fn true_bounds(t: &Datatype) -> (i64, i64) {
+    (t.true_lb(), t.true_extent())
+}
+
+/// The extent queries: two results of the datatype, named `names`.
+fn bounds<T: Address>(
+    function: &str,
+    datatype: usize,
+    names: [&str; 2],
+    first: *mut T,
+    second: *mut T,
+    get: impl FnOnce(&Datatype) -> (i64, i64),
+) -> c_int {
+    call(Scope::Process, || {
+        let (a, b) = get(&types::lookup(function, "datatype", datatype)?);
+        out(function, names[0], first, T::from_wide(a))?;
+        out(function, names[1], second, T::from_wide(b))
+    })
+}
+
 /// The handle returned for a component type by `MPI_Type_get_contents`: predefined
 /// types keep their handle, derived ones get a new handle the application frees.
 fn component_handle(t: &Datatype) -> usize {
@@ -621,47 +658,26 @@ export! {
         call(Scope::Process, || out(f, "size", size, types::lookup(f, "datatype", datatype)?.size() as i64))
     }
     fn MPI_Type_size_c / PMPI_Type_size_c(datatype: usize, size: *mut i64) -> c_int {
-        let f = "MPI_Type_size_c";
-        call(Scope::Process, || out(f, "size", size, types::lookup(f, "datatype", datatype)?.size() as i64))
+        PMPI_Type_size_x(datatype, size)
     }
 
     fn MPI_Type_get_extent / PMPI_Type_get_extent(datatype: usize, lb: *mut isize, extent: *mut isize) -> c_int {
-        let f = "MPI_Type_get_extent";
-        call(Scope::Process, || {
-            let t = types::lookup(f, "datatype", datatype)?;
-            out(f, "lb", lb, t.lb() as isize)?;
-            out(f, "extent", extent, t.extent() as isize)
-        })
+        bounds("MPI_Type_get_extent", datatype, ["lb", "extent"], lb, extent, |t| (t.lb(), t.extent()))
     }
     fn MPI_Type_get_extent_x / PMPI_Type_get_extent_x(datatype: usize, lb: *mut i64, extent: *mut i64) -> c_int {
-        let f = "MPI_Type_get_extent_x";
-        call(Scope::Process, || {
-            let t = types::lookup(f, "datatype", datatype)?;
-            out(f, "lb", lb, t.lb())?;
-            out(f, "extent", extent, t.extent())
-        })
+        bounds("MPI_Type_get_extent_x", datatype, ["lb", "extent"], lb, extent, |t| (t.lb(), t.extent()))
     }
     fn MPI_Type_get_extent_c / PMPI_Type_get_extent_c(datatype: usize, lb: *mut i64, extent: *mut i64) -> c_int {
-        PMPI_Type_get_extent_x(datatype, lb, extent)
+        bounds("MPI_Type_get_extent_c", datatype, ["lb", "extent"], lb, extent, |t| (t.lb(), t.extent()))
     }
     fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent(datatype: usize, true_lb: *mut isize, true_extent: *mut isize) -> c_int {
-        let f = "MPI_Type_get_true_extent";
-        call(Scope::Process, || {
-            let t = types::lookup(f, "datatype", datatype)?;
-            out(f, "true_lb", true_lb, t.true_lb() as isize)?;
-            out(f, "true_extent", true_extent, t.true_extent() as isize)
-        })
+        bounds("MPI_Type_get_true_extent", datatype, TRUE_BOUNDS, true_lb, true_extent, true_bounds)
     }
     fn MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x(datatype: usize, true_lb: *mut i64, true_extent: *mut i64) -> c_int {
-        let f = "MPI_Type_get_true_extent_x";
-        call(Scope::Process, || {
-            let t = types::lookup(f, "datatype", datatype)?;
-            out(f, "true_lb", true_lb, t.true_lb())?;
-            out(f, "true_extent", true_extent, t.true_extent())
-        })
+        bounds("MPI_Type_get_true_extent_x", datatype, TRUE_BOUNDS, true_lb, true_extent, true_bounds)
     }
     fn MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c(datatype: usize, true_lb: *mut i64, true_extent: *mut i64) -> c_int {
-        PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent)
+        bounds("MPI_Type_get_true_extent_c", datatype, TRUE_BOUNDS, true_lb, true_extent, true_bounds)
     }
 
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope(datatype: usize, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) -> c_int {

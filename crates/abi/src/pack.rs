@@ -8,6 +8,7 @@ use crate::error::{call, Scope};
 use crate::p2p::buffer;
 use crate::types;
 use crate::util::{count, in_string, out, slice};
+use crossmpi_core::datatype::TypeError;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::userbuf::{self, UserBuf};
 use std::os::raw::{c_char, c_int, c_void};
@@ -72,43 +73,58 @@ fn check_comm(function: &str, comm: usize) -> MpiResult<()> {
     with_comm(function, comm, |_, _| Ok(()))
 }
 
-fn pack(
-    function: &str,
-    inbuf: *const c_void,
-    incount: i64,
-    datatype: usize,
-    outbuf: *mut c_void,
-    outsize: i64,
-    position: i64,
-    comm: usize,
-) -> MpiResult<i64> {
-    check_comm(function, comm)?;
-    let data = buffer(function, inbuf, incount, datatype)?;
-    let len = data.bytes();
-    let at = room(function, "outsize", outsize, position, len)?;
-    let packed = bytes_at(function, "outbuf", outbuf, at, len)?;
-    let (dst, _) = packed.write();
-    data.pack_into(0, dst);
-    Ok(position + len as i64)
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    Pack,
+    Unpack,
 }
 
-fn unpack(
+#[derive(Clone, Copy, PartialEq)]
+enum Rep {
+    Native,
+    External32,
+}
+
+/// Moves `data` to or from the packing buffer at `position` (checked against its
+/// `size`) and returns the position after it.
+fn transfer(
     function: &str,
-    inbuf: *const c_void,
-    insize: i64,
+    way: Way,
+    rep: Rep,
+    data: UserBuf,
+    packed: *const c_void,
+    size: i64,
     position: i64,
-    outbuf: *mut c_void,
-    outcount: i64,
-    datatype: usize,
-    comm: usize,
 ) -> MpiResult<i64> {
-    check_comm(function, comm)?;
-    let data = buffer(function, outbuf, outcount, datatype)?;
-    let len = data.bytes();
-    let at = room(function, "insize", insize, position, len)?;
-    let packed = bytes_at(function, "inbuf", inbuf, at, len)?;
-    let (src, _) = packed.read();
-    data.unpack_from(0, src);
+    let len = match rep {
+        Rep::Native => data.bytes(),
+        Rep::External32 => data.dtype.external32_size(data.count),
+    };
+    let (size_arg, buf_arg) = match way {
+        Way::Pack => ("outsize", "outbuf"),
+        Way::Unpack => ("insize", "inbuf"),
+    };
+    let at = room(function, size_arg, size, position, len)?;
+    let packed = bytes_at(function, buf_arg, packed, at, len)?;
+    let external = |r: Result<(), TypeError>| r.map_err(|e| type_error(function, e));
+    match (way, rep) {
+        (Way::Pack, Rep::Native) => data.pack_into(0, packed.write().0),
+        (Way::Unpack, Rep::Native) => data.unpack_from(0, packed.read().0),
+        (Way::Pack, Rep::External32) => {
+            let (mem, origin) = data.read();
+            external(
+                data.dtype
+                    .pack_external32(mem, origin, data.count, packed.write().0),
+            )?
+        }
+        (Way::Unpack, Rep::External32) => {
+            let (mem, origin) = data.write();
+            external(
+                data.dtype
+                    .unpack_external32(packed.read().0, mem, origin, data.count),
+            )?
+        }
+    }
     Ok(position + len as i64)
 }
 
@@ -131,52 +147,6 @@ fn check_datarep(function: &str, datarep: *const c_char) -> MpiResult<()> {
         ));
     }
     Ok(())
-}
-
-fn pack_external(
-    function: &str,
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    incount: i64,
-    datatype: usize,
-    outbuf: *mut c_void,
-    outsize: i64,
-    position: i64,
-) -> MpiResult<i64> {
-    check_datarep(function, datarep)?;
-    let data = buffer(function, inbuf, incount, datatype)?;
-    let len = data.dtype.external32_size(data.count);
-    let at = room(function, "outsize", outsize, position, len)?;
-    let packed = bytes_at(function, "outbuf", outbuf, at, len)?;
-    let (dst, _) = packed.write();
-    let (mem, origin) = data.read();
-    data.dtype
-        .pack_external32(mem, origin, data.count, dst)
-        .map_err(|e| type_error(function, e))?;
-    Ok(position + len as i64)
-}
-
-fn unpack_external(
-    function: &str,
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    insize: i64,
-    position: i64,
-    outbuf: *mut c_void,
-    outcount: i64,
-    datatype: usize,
-) -> MpiResult<i64> {
-    check_datarep(function, datarep)?;
-    let data = buffer(function, outbuf, outcount, datatype)?;
-    let len = data.dtype.external32_size(data.count);
-    let at = room(function, "insize", insize, position, len)?;
-    let packed = bytes_at(function, "inbuf", inbuf, at, len)?;
-    let (src, _) = packed.read();
-    let (mem, origin) = data.write();
-    data.dtype
-        .unpack_external32(src, mem, origin, data.count)
-        .map_err(|e| type_error(function, e))?;
-    Ok(position + len as i64)
 }
 
 fn pack_external_size(
@@ -227,19 +197,19 @@ fn out_size<P: TryFrom<u64>>(function: &str, p: *mut P, size: u64) -> MpiResult<
 export! {
     fn MPI_Pack / PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: usize, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: usize) -> c_int {
         let f = "MPI_Pack";
-        call(Scope::Comm(comm), || advance(f, position, |p| pack(f, inbuf, incount as i64, datatype, outbuf, outsize as i64, p, comm)))
+        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, inbuf, incount as i64, datatype)?; advance(f, position, |p| transfer(f, Way::Pack, Rep::Native, data, outbuf, outsize as i64, p)) })
     }
     fn MPI_Pack_c / PMPI_Pack_c(inbuf: *const c_void, incount: i64, datatype: usize, outbuf: *mut c_void, outsize: i64, position: *mut i64, comm: usize) -> c_int {
         let f = "MPI_Pack_c";
-        call(Scope::Comm(comm), || advance(f, position, |p| pack(f, inbuf, incount, datatype, outbuf, outsize, p, comm)))
+        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, inbuf, incount, datatype)?; advance(f, position, |p| transfer(f, Way::Pack, Rep::Native, data, outbuf, outsize, p)) })
     }
     fn MPI_Unpack / PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: usize, comm: usize) -> c_int {
         let f = "MPI_Unpack";
-        call(Scope::Comm(comm), || advance(f, position, |p| unpack(f, inbuf, insize as i64, p, outbuf, outcount as i64, datatype, comm)))
+        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, outbuf, outcount as i64, datatype)?; advance(f, position, |p| transfer(f, Way::Unpack, Rep::Native, data, inbuf, insize as i64, p)) })
     }
     fn MPI_Unpack_c / PMPI_Unpack_c(inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: usize, comm: usize) -> c_int {
         let f = "MPI_Unpack_c";
-        call(Scope::Comm(comm), || advance(f, position, |p| unpack(f, inbuf, insize, p, outbuf, outcount, datatype, comm)))
+        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, outbuf, outcount, datatype)?; advance(f, position, |p| transfer(f, Way::Unpack, Rep::Native, data, inbuf, insize, p)) })
     }
     fn MPI_Pack_size / PMPI_Pack_size(incount: c_int, datatype: usize, comm: usize, size: *mut c_int) -> c_int {
         let f = "MPI_Pack_size";
@@ -253,23 +223,27 @@ export! {
         let f = "MPI_Pack_external";
         call(Scope::Process, || {
             let pos = position as *mut i64;
-            advance(f, pos, |p| pack_external(f, datarep, inbuf, incount as i64, datatype, outbuf, outsize as i64, p))
+            check_datarep(f, datarep)?;
+            let data = buffer(f, inbuf, incount as i64, datatype)?;
+            advance(f, pos, |p| transfer(f, Way::Pack, Rep::External32, data, outbuf, outsize as i64, p))
         })
     }
     fn MPI_Pack_external_c / PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: i64, datatype: usize, outbuf: *mut c_void, outsize: i64, position: *mut i64) -> c_int {
         let f = "MPI_Pack_external_c";
-        call(Scope::Process, || advance(f, position, |p| pack_external(f, datarep, inbuf, incount, datatype, outbuf, outsize, p)))
+        call(Scope::Process, || { check_datarep(f, datarep)?; let data = buffer(f, inbuf, incount, datatype)?; advance(f, position, |p| transfer(f, Way::Pack, Rep::External32, data, outbuf, outsize, p)) })
     }
     fn MPI_Unpack_external / PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: isize, position: *mut isize, outbuf: *mut c_void, outcount: c_int, datatype: usize) -> c_int {
         let f = "MPI_Unpack_external";
         call(Scope::Process, || {
             let pos = position as *mut i64;
-            advance(f, pos, |p| unpack_external(f, datarep, inbuf, insize as i64, p, outbuf, outcount as i64, datatype))
+            check_datarep(f, datarep)?;
+            let data = buffer(f, outbuf, outcount as i64, datatype)?;
+            advance(f, pos, |p| transfer(f, Way::Unpack, Rep::External32, data, inbuf, insize as i64, p))
         })
     }
     fn MPI_Unpack_external_c / PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: usize) -> c_int {
         let f = "MPI_Unpack_external_c";
-        call(Scope::Process, || advance(f, position, |p| unpack_external(f, datarep, inbuf, insize, p, outbuf, outcount, datatype)))
+        call(Scope::Process, || { check_datarep(f, datarep)?; let data = buffer(f, outbuf, outcount, datatype)?; advance(f, position, |p| transfer(f, Way::Unpack, Rep::External32, data, inbuf, insize, p)) })
     }
     fn MPI_Pack_external_size / PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: usize, size: *mut isize) -> c_int {
         let f = "MPI_Pack_external_size";
