@@ -194,22 +194,61 @@ fn out_size<P: TryFrom<u64>>(function: &str, p: *mut P, size: u64) -> MpiResult<
     out(function, "size", p, v)
 }
 
+/// `MPI_Pack`/`MPI_Unpack` in either width: `user` holds `count` elements of
+/// `datatype`, `packed` is the packing buffer of `size` bytes.
+fn native<P: Copy + Into<i64> + TryFrom<i64>>(
+    function: &str,
+    way: Way,
+    user: *const c_void,
+    count: i64,
+    datatype: usize,
+    packed: *const c_void,
+    size: i64,
+    position: *mut P,
+    comm: usize,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        check_comm(function, comm)?;
+        let data = buffer(function, user, count, datatype)?;
+        advance(function, position, |p| {
+            transfer(function, way, Rep::Native, data, packed, size, p)
+        })
+    })
+}
+
+/// `MPI_Pack_external`/`MPI_Unpack_external` in either width, as `native`.
+fn external(
+    function: &str,
+    way: Way,
+    datarep: *const c_char,
+    user: *const c_void,
+    count: i64,
+    datatype: usize,
+    packed: *const c_void,
+    size: i64,
+    position: *mut i64,
+) -> c_int {
+    call(Scope::Process, || {
+        check_datarep(function, datarep)?;
+        let data = buffer(function, user, count, datatype)?;
+        advance(function, position, |p| {
+            transfer(function, way, Rep::External32, data, packed, size, p)
+        })
+    })
+}
+
 export! {
     fn MPI_Pack / PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: usize, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: usize) -> c_int {
-        let f = "MPI_Pack";
-        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, inbuf, incount as i64, datatype)?; advance(f, position, |p| transfer(f, Way::Pack, Rep::Native, data, outbuf, outsize as i64, p)) })
+        native("MPI_Pack", Way::Pack, inbuf, incount as i64, datatype, outbuf, outsize as i64, position, comm)
     }
     fn MPI_Pack_c / PMPI_Pack_c(inbuf: *const c_void, incount: i64, datatype: usize, outbuf: *mut c_void, outsize: i64, position: *mut i64, comm: usize) -> c_int {
-        let f = "MPI_Pack_c";
-        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, inbuf, incount, datatype)?; advance(f, position, |p| transfer(f, Way::Pack, Rep::Native, data, outbuf, outsize, p)) })
+        native("MPI_Pack_c", Way::Pack, inbuf, incount, datatype, outbuf, outsize, position, comm)
     }
     fn MPI_Unpack / PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: usize, comm: usize) -> c_int {
-        let f = "MPI_Unpack";
-        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, outbuf, outcount as i64, datatype)?; advance(f, position, |p| transfer(f, Way::Unpack, Rep::Native, data, inbuf, insize as i64, p)) })
+        native("MPI_Unpack", Way::Unpack, outbuf, outcount as i64, datatype, inbuf, insize as i64, position, comm)
     }
     fn MPI_Unpack_c / PMPI_Unpack_c(inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: usize, comm: usize) -> c_int {
-        let f = "MPI_Unpack_c";
-        call(Scope::Comm(comm), || { check_comm(f, comm)?; let data = buffer(f, outbuf, outcount, datatype)?; advance(f, position, |p| transfer(f, Way::Unpack, Rep::Native, data, inbuf, insize, p)) })
+        native("MPI_Unpack_c", Way::Unpack, outbuf, outcount, datatype, inbuf, insize, position, comm)
     }
     fn MPI_Pack_size / PMPI_Pack_size(incount: c_int, datatype: usize, comm: usize, size: *mut c_int) -> c_int {
         let f = "MPI_Pack_size";
@@ -220,30 +259,16 @@ export! {
         call(Scope::Comm(comm), || out_size(f, size, pack_size(f, incount, datatype, comm)?))
     }
     fn MPI_Pack_external / PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: usize, outbuf: *mut c_void, outsize: isize, position: *mut isize) -> c_int {
-        let f = "MPI_Pack_external";
-        call(Scope::Process, || {
-            let pos = position as *mut i64;
-            check_datarep(f, datarep)?;
-            let data = buffer(f, inbuf, incount as i64, datatype)?;
-            advance(f, pos, |p| transfer(f, Way::Pack, Rep::External32, data, outbuf, outsize as i64, p))
-        })
+        external("MPI_Pack_external", Way::Pack, datarep, inbuf, incount as i64, datatype, outbuf, outsize as i64, position as *mut i64)
     }
     fn MPI_Pack_external_c / PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: i64, datatype: usize, outbuf: *mut c_void, outsize: i64, position: *mut i64) -> c_int {
-        let f = "MPI_Pack_external_c";
-        call(Scope::Process, || { check_datarep(f, datarep)?; let data = buffer(f, inbuf, incount, datatype)?; advance(f, position, |p| transfer(f, Way::Pack, Rep::External32, data, outbuf, outsize, p)) })
+        external("MPI_Pack_external_c", Way::Pack, datarep, inbuf, incount, datatype, outbuf, outsize, position)
     }
     fn MPI_Unpack_external / PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: isize, position: *mut isize, outbuf: *mut c_void, outcount: c_int, datatype: usize) -> c_int {
-        let f = "MPI_Unpack_external";
-        call(Scope::Process, || {
-            let pos = position as *mut i64;
-            check_datarep(f, datarep)?;
-            let data = buffer(f, outbuf, outcount as i64, datatype)?;
-            advance(f, pos, |p| transfer(f, Way::Unpack, Rep::External32, data, inbuf, insize as i64, p))
-        })
+        external("MPI_Unpack_external", Way::Unpack, datarep, outbuf, outcount as i64, datatype, inbuf, insize as i64, position as *mut i64)
     }
     fn MPI_Unpack_external_c / PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: usize) -> c_int {
-        let f = "MPI_Unpack_external_c";
-        call(Scope::Process, || { check_datarep(f, datarep)?; let data = buffer(f, outbuf, outcount, datatype)?; advance(f, position, |p| transfer(f, Way::Unpack, Rep::External32, data, inbuf, insize, p)) })
+        external("MPI_Unpack_external_c", Way::Unpack, datarep, outbuf, outcount, datatype, inbuf, insize, position)
     }
     fn MPI_Pack_external_size / PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: usize, size: *mut isize) -> c_int {
         let f = "MPI_Pack_external_size";
