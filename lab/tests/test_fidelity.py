@@ -74,3 +74,30 @@ def test_configured_loss_shows_up(loss_percent):
         # 2000 echoes: three standard deviations of a binomial count, at least 1 %.
         tolerance = max(0.01, 3 * (expected * (1 - expected) / 2000) ** 0.5)
         assert abs(loss - expected) <= tolerance, f"echo loss {loss:.4f}, expected {expected:.4f}"
+
+
+def test_wan_wider_than_one_frontend_nic():
+    """grid-pc: front-end NICs of 200 Mbit/s, a 300 Mbit/s WAN, 4 hosts of 100 Mbit/s.
+    Hosts a1, a3 leave through a-fe1 and a2, a4 through a-fe2, so two hosts on one
+    front-end are capped by its NIC, four hosts on two front-ends by the WAN: the
+    situation in which trunking over several front-ends pays."""
+    from conftest import example
+
+    def together(lab, pairs):
+        rates = {}
+        threads = [threading.Thread(target=lambda s=s, d=d, port=5400 + i: rates.update(
+            {s: goodput_mbit(lab, s, d, seconds=4, omit=1, port=port, dst_if="wan0")}))
+            for i, (s, d) in enumerate(pairs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return sum(rates.values())
+
+    with example("grid-pc.toml") as lab:
+        one_fe = together(lab, [("a1", "b-fe1"), ("a3", "b-fe2")])
+        two_fe = together(lab, [("a1", "b-fe1"), ("a2", "b-fe2"), ("a3", "b-fe1"), ("a4", "b-fe2")])
+    record(f"trunk    grid-pc: 2 hosts via 1 front-end {one_fe:6.1f} Mbit/s (NIC 200), "
+           f"4 hosts via 2 front-ends {two_fe:6.1f} Mbit/s (WAN 300)")
+    assert abs(one_fe - 200) <= 0.05 * 200
+    assert abs(two_fe - 300) <= 0.05 * 300
