@@ -1,0 +1,113 @@
+// ranks: 1 2
+/* Attribute caching: keyvals with copy/delete callbacks (run on dup, set-over,
+ * delete and free), MPI_COMM_DUP_FN / MPI_COMM_NULL_COPY_FN, freed keyvals keep their
+ * attributes, the deprecated Keyval_create/Attr_* calls, predefined attributes, and
+ * datatype attributes. */
+#include "common.h"
+
+static int copies, deletes, last_deleted;
+static int extra_seen;
+
+static int copy_fn(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+  (void)comm; (void)keyval;
+  if (extra == &extra_seen) extra_seen++;
+  copies++;
+  *(void **)out = (void *)((intptr_t)in + 1); /* the copy holds value + 1 */
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+static int delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
+  (void)comm; (void)keyval; (void)extra;
+  deletes++;
+  last_deleted = (int)(intptr_t)val;
+  return MPI_SUCCESS;
+}
+
+static int type_deletes;
+static int type_delete_fn(MPI_Datatype t, int keyval, void *val, void *extra) {
+  (void)t; (void)keyval; (void)val; (void)extra;
+  type_deletes++;
+  return MPI_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+  t_init(&argc, &argv, "attr");
+  int k1, k2, k3, flag;
+  void *v;
+  MPI_OK(MPI_Comm_create_keyval(copy_fn, delete_fn, &k1, &extra_seen));
+  MPI_OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &k2, NULL));
+  MPI_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k3, NULL));
+
+  MPI_Comm c, d;
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+  MPI_OK(MPI_Comm_get_attr(c, k1, &v, &flag));
+  CHECK(!flag, "nothing set yet");
+  MPI_OK(MPI_Comm_set_attr(c, k1, (void *)10));
+  MPI_OK(MPI_Comm_set_attr(c, k2, (void *)20));
+  MPI_OK(MPI_Comm_set_attr(c, k3, (void *)30));
+  /* setting over an existing value deletes the old one */
+  MPI_OK(MPI_Comm_set_attr(c, k3, (void *)31));
+  CHECK(deletes == 1 && last_deleted == 30, "set over: deletes %d last %d", deletes, last_deleted);
+
+  MPI_OK(MPI_Comm_dup(c, &d));
+  CHECK(copies == 1 && extra_seen == 1, "copy callback ran once with extra state: %d %d", copies, extra_seen);
+  MPI_OK(MPI_Comm_get_attr(d, k1, &v, &flag));
+  CHECK(flag && (intptr_t)v == 11, "copied by callback: %d %ld", flag, (long)(intptr_t)v);
+  MPI_OK(MPI_Comm_get_attr(d, k2, &v, &flag));
+  CHECK(flag && (intptr_t)v == 20, "MPI_COMM_DUP_FN copies the value");
+  MPI_OK(MPI_Comm_get_attr(d, k3, &v, &flag));
+  CHECK(!flag, "MPI_COMM_NULL_COPY_FN does not copy");
+
+  /* explicit delete runs the callback; deleting again is an error class KEYVAL */
+  MPI_OK(MPI_Comm_delete_attr(d, k1));
+  CHECK(deletes == 2 && last_deleted == 11, "delete: %d %d", deletes, last_deleted);
+  MPI_OK(MPI_Comm_get_attr(d, k1, &v, &flag));
+  CHECK(!flag, "deleted");
+
+  /* freeing the keyval keeps attributes usable; free runs delete callbacks */
+  MPI_OK(MPI_Comm_free_keyval(&k3));
+  CHECK(k3 == MPI_KEYVAL_INVALID, "free_keyval resets the handle");
+  MPI_OK(MPI_Comm_free(&d));
+  CHECK(deletes == 2, "d had no k1/k3 attribute left: %d", deletes);
+  MPI_OK(MPI_Comm_free(&c));
+  CHECK(deletes == 4, "free of c deleted k1 and k3: %d", deletes);
+
+  /* deprecated interface */
+  int k4;
+  MPI_OK(MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, &k4, NULL));
+  MPI_OK(MPI_Attr_put(MPI_COMM_WORLD, k4, (void *)77));
+  MPI_OK(MPI_Attr_get(MPI_COMM_WORLD, k4, &v, &flag));
+  CHECK(flag && (intptr_t)v == 77, "Attr_get");
+  MPI_OK(MPI_Attr_delete(MPI_COMM_WORLD, k4));
+  MPI_OK(MPI_Keyval_free(&k4));
+
+  /* predefined attributes */
+  int *p;
+  MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &p, &flag));
+  CHECK(flag && *p >= 32767, "MPI_TAG_UB %d", flag ? *p : -1);
+  MPI_OK(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &p, &flag));
+  CHECK(flag && *p >= 32767, "MPI_TAG_UB through Attr_get");
+  MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &p, &flag));
+  CHECK(!flag || *p == 0 || *p == 1, "MPI_WTIME_IS_GLOBAL");
+
+  /* datatype attributes */
+  int tk;
+  MPI_Datatype t;
+  MPI_OK(MPI_Type_contiguous(2, MPI_INT, &t));
+  MPI_OK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, type_delete_fn, &tk, NULL));
+  MPI_OK(MPI_Type_set_attr(t, tk, (void *)5));
+  MPI_OK(MPI_Type_get_attr(t, tk, &v, &flag));
+  CHECK(flag && (intptr_t)v == 5, "type attribute");
+  MPI_OK(MPI_Type_delete_attr(t, tk));
+  CHECK(type_deletes == 1, "type delete callback %d", type_deletes);
+  MPI_OK(MPI_Type_get_attr(t, tk, &v, &flag));
+  CHECK(!flag, "type attribute deleted");
+  MPI_OK(MPI_Type_free_keyval(&tk));
+  MPI_OK(MPI_Type_free(&t));
+
+  MPI_OK(MPI_Comm_free_keyval(&k1));
+  MPI_OK(MPI_Comm_free_keyval(&k2));
+  t_finish();
+  return 0;
+}

@@ -1,0 +1,118 @@
+// ranks: 1 2 3 4 6
+/* Communicator creation: Comm_create (one group, and disjoint groups), Comm_create_group
+ * (called by the members only), Comm_compare, Comm_split_type(SHARED), Comm_dup_with_info
+ * and Comm_set_info/get_info, Comm_idup; each new communicator carries p2p traffic. */
+#include "common.h"
+
+/* A ring exchange on comm proves it works and keeps messages apart. */
+static void ring(MPI_Comm comm, int seed) {
+  int r, n, got = -1;
+  MPI_OK(MPI_Comm_rank(comm, &r));
+  MPI_OK(MPI_Comm_size(comm, &n));
+  int v = seed * 1000 + r;
+  MPI_OK(MPI_Sendrecv(&v, 1, MPI_INT, (r + 1) % n, seed, &got, 1, MPI_INT, (r + n - 1) % n, seed, comm,
+                      MPI_STATUS_IGNORE));
+  CHECK(got == seed * 1000 + (r + n - 1) % n, "ring %d: got %d", seed, got);
+}
+
+int main(int argc, char **argv) {
+  t_init(&argc, &argv, "comm_create");
+  int n = t_size, res, size, rank;
+  MPI_Group world, evens;
+  MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  int ranges[1][3] = {{0, n - 1, 2}};
+  MPI_OK(MPI_Group_range_incl(world, 1, ranges, &evens));
+
+  /* Comm_create with the same group everywhere */
+  MPI_Comm c;
+  MPI_OK(MPI_Comm_create(MPI_COMM_WORLD, evens, &c));
+  if (t_rank % 2 == 0) {
+    MPI_OK(MPI_Comm_size(c, &size));
+    MPI_OK(MPI_Comm_rank(c, &rank));
+    CHECK(size == (n + 1) / 2 && rank == t_rank / 2, "create: rank %d size %d", rank, size);
+    ring(c, 1);
+    MPI_OK(MPI_Comm_free(&c));
+  } else {
+    CHECK(c == MPI_COMM_NULL, "non-members get MPI_COMM_NULL");
+  }
+
+  /* Comm_create with disjoint groups: evens and odds each get theirs */
+  MPI_Group mine;
+  if (t_rank % 2 == 0) mine = evens;
+  else MPI_OK(MPI_Group_difference(world, evens, &mine));
+  MPI_OK(MPI_Comm_create(MPI_COMM_WORLD, mine, &c));
+  MPI_OK(MPI_Comm_rank(c, &rank));
+  CHECK(rank == t_rank / 2, "disjoint create: rank %d", rank);
+  ring(c, 2);
+  MPI_OK(MPI_Comm_free(&c));
+
+  /* Comm_create_group: only the members call, with a tag */
+  MPI_OK(MPI_Comm_create_group(MPI_COMM_WORLD, mine, 7, &c));
+  MPI_OK(MPI_Comm_rank(c, &rank));
+  MPI_OK(MPI_Comm_size(c, &size));
+  CHECK(rank == t_rank / 2, "create_group: rank %d", rank);
+  ring(c, 3);
+  MPI_Comm c2;
+  MPI_Group cg;
+  MPI_OK(MPI_Comm_group(c, &cg));
+  MPI_OK(MPI_Comm_create_group(c, cg, 9, &c2));
+  MPI_OK(MPI_Group_free(&cg));
+  ring(c2, 4);
+  MPI_OK(MPI_Comm_compare(c, c2, &res));
+  CHECK(res == MPI_CONGRUENT, "create_group twice: compare %d", res);
+  MPI_OK(MPI_Comm_free(&c2));
+  MPI_OK(MPI_Comm_free(&c));
+  if (mine != evens) MPI_OK(MPI_Group_free(&mine));
+
+  /* Comm_compare */
+  MPI_OK(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, &res));
+  CHECK(res == MPI_IDENT, "compare world world: %d", res);
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+  MPI_OK(MPI_Comm_compare(MPI_COMM_WORLD, c, &res));
+  CHECK(res == MPI_CONGRUENT, "compare world dup: %d", res);
+  MPI_OK(MPI_Comm_free(&c));
+  MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, -t_rank, &c));
+  MPI_OK(MPI_Comm_compare(MPI_COMM_WORLD, c, &res));
+  CHECK(res == (n == 1 ? MPI_CONGRUENT : MPI_SIMILAR), "compare world reversed: %d", res);
+  MPI_OK(MPI_Comm_free(&c));
+  MPI_OK(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_SELF, &res));
+  CHECK(res == (n == 1 ? MPI_CONGRUENT : MPI_UNEQUAL), "compare world self: %d", res);
+
+  /* split_type SHARED: all ranks of one launcher host share a node */
+  MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t_rank, MPI_INFO_NULL, &c));
+  MPI_OK(MPI_Comm_size(c, &size));
+  CHECK(size == n, "split_type shared size %d (single host)", size);
+  ring(c, 5);
+  MPI_OK(MPI_Comm_free(&c));
+  MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &c));
+  CHECK(c == MPI_COMM_NULL, "split_type undefined");
+
+  /* dup_with_info and set/get_info */
+  MPI_Info info, used;
+  MPI_OK(MPI_Info_create(&info));
+  MPI_OK(MPI_Info_set(info, "crossmpi_test_hint", "yes"));
+  MPI_OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c));
+  ring(c, 6);
+  MPI_OK(MPI_Comm_get_info(c, &used));
+  char val[64];
+  int flag = 0;
+  MPI_OK(MPI_Info_get(used, "crossmpi_test_hint", (int)sizeof val - 1, val, &flag));
+  /* Implementations may drop hints they do not use (Open MPI does). */
+  CHECK_CROSSMPI(flag && strcmp(val, "yes") == 0, "hint kept");
+  MPI_OK(MPI_Info_free(&used));
+  MPI_OK(MPI_Info_free(&info));
+  MPI_OK(MPI_Comm_free(&c));
+
+  /* idup */
+  MPI_Request req;
+  MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &req));
+  MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  CHECK(req == MPI_REQUEST_NULL, "idup request freed by wait");
+  ring(c, 7);
+  MPI_OK(MPI_Comm_free(&c));
+
+  MPI_OK(MPI_Group_free(&evens));
+  MPI_OK(MPI_Group_free(&world));
+  t_finish();
+  return 0;
+}
