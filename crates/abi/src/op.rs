@@ -263,4 +263,35 @@ mod tests {
         assert!(e.message.contains("MPI_Reduce") && e.message.contains("MPI_OP_NULL"));
         assert!(resolve("t", MPI_COMM_WORLD).is_err());
     }
+
+    /// A user function on elements of {int at 0, hole, int at 8} (extent 12): sums the
+    /// first ints, multiplies the second ones, and records the handle it got.
+    unsafe extern "C" fn on_pairs(a: *mut c_void, b: *mut c_void, len: *mut c_int, t: *mut usize) {
+        // SAFETY (of the whole body): the wrapper passes `len` elements of 12 bytes laid
+        // out from `a` and `b`, and valid `len`/`t` pointers.
+        SEEN.store(*t, std::sync::atomic::Ordering::SeqCst);
+        for k in 0..*len as usize {
+            let (x, y) = (a.cast::<i32>().add(3 * k), b.cast::<i32>().add(3 * k));
+            *y += *x;
+            *y.add(2) *= *x.add(2);
+        }
+    }
+    static SEEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    #[test]
+    fn user_functions_see_the_memory_layout_and_the_handle_of_the_type() {
+        use crossmpi_core::datatype::Basic;
+        let int = Datatype::basic(Basic::Int);
+        let t = Datatype::resized(&Datatype::vector(2, 1, 2, &int).unwrap(), 0, 12).unwrap();
+        let h = types::create(t.clone());
+        let op = user_op(Callback::Int(on_pairs), false);
+        let packed = |v: &[i32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let input = packed(&[1, 2, 3, 4]);
+        let mut inout = packed(&[10, 20, 30, 40]);
+        op.apply("t", &input, &mut inout, 2, &t).unwrap();
+        assert_eq!(inout, packed(&[11, 40, 33, 160]));
+        assert_eq!(SEEN.load(std::sync::atomic::Ordering::SeqCst), h);
+        assert!(!op.is_commutative());
+        types::free(h);
+    }
 }
