@@ -35,8 +35,19 @@ SEED_ENV = "CROSSMPI_LAB_SEED"
 RTPRIO_ENV = "CROSSMPI_LAB_DELAY_RTPRIO"
 
 
+def env_int(name, default, lo, hi):
+    value = os.environ.get(name, str(default))
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or not lo <= number <= hi:
+        raise ValueError(f"{name}={value!r}: must be an integer from {lo} to {hi}")
+    return number
+
+
 def raise_priority():
-    prio = int(os.environ.get(RTPRIO_ENV, "10"))
+    prio = env_int(RTPRIO_ENV, 10, 0, 99)
     if prio > 0:
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
@@ -143,7 +154,8 @@ class Lab:
                 for br, dpid in node.ovs_bridges:
                     ovs.add_bridge(br, dpid)
                 self.ovs[node.name] = ovs
-        seed = int(os.environ.get(SEED_ENV, "1"))
+        seed = env_int(SEED_ENV, 1, 0, 2**63)
+        env_int(RTPRIO_ENV, 10, 0, 99)  # checked here, where the error can be reported
         for index, link in enumerate(topo.links):
             self._add_link(link, seed + index)
         for node in topo.nodes.values():
