@@ -142,5 +142,5 @@ def main(argv):
         return fail(f"unknown command {argv[0]!r}\n{USAGE}")
     try:
         return command(list(argv[1:]))
-    except (ValueError, state.LabStateError, CommandError, KeyError, RuntimeError, FileNotFoundError) as e:
+    except (ValueError, state.LabStateError, CommandError, KeyError, RuntimeError, OSError) as e:
         return fail(str(e).strip('"'), 1)

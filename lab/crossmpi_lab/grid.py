@@ -53,7 +53,12 @@ def read_clusters(fields, wan_net):
         lan = c.subnet("subnet", default_net, FIRST_HOST + hosts + 1)
         spec.append(dict(name=cname, addressing=addressing, hosts=hosts, frontends=fes, lan=lan,
                          fe_mbit=c.number("frontend_mbit", None, 0.001, 100000),
-                         host_mbit=c.number("host_mbit", None, 0.001, 100000)))
+                         host_mbit=c.number("host_mbit", None, 0.001, 100000),
+                         # Optional per-cluster uplink, for sites at different distances:
+                         # two clusters are then the sum of their uplinks apart.
+                         uplink_mbit=c.number("uplink_mbit", None, 0.001, 100000),
+                         uplink_delay_ms=c.number("uplink_delay_ms", None, 0, 25),
+                         uplink_loss_percent=c.number("uplink_loss_percent", None, 0, 100)))
         c.finish()
         if any(s["name"] == cname for s in spec[:-1]):
             c.fail("name", cname, "is used by another cluster")
@@ -65,6 +70,10 @@ def read_clusters(fields, wan_net):
         if clashes:
             c.fail("subnet", str(lan), f"overlaps cluster {clashes[0]}, and a global-address range must be unique")
     return spec
+
+
+def pick(override, default):
+    return default if override is None else override
 
 
 def expand(fields, name):
@@ -100,8 +109,10 @@ def expand(fields, name):
             nodes[h] = Node(h, "compute", cname, routes=[["default", gw]])
             links.append(Link(h, "eth0", sw, f"p-h{i}", a_addr=host_addr(lan, FIRST_HOST + i - 1),
                               b_master="br0", mbit=s["host_mbit"], kind="lan"))
-        links.append(Link(edge, "up0", "wan", f"p-{cname}", a_master="br0", b_master="br0", mbit=wan_mbit,
-                          delay_ms=delay / 2.0, loss_percent=half_loss, kind="wan"))
+        links.append(Link(edge, "up0", "wan", f"p-{cname}", a_master="br0", b_master="br0",
+                          mbit=pick(s["uplink_mbit"], wan_mbit),
+                          delay_ms=pick(s["uplink_delay_ms"], delay / 2.0),
+                          loss_percent=pick(s["uplink_loss_percent"], half_loss), kind="wan"))
         if not private:
             # Everyone on the WAN reaches a global-address cluster through its first
             # front-end.

@@ -108,6 +108,8 @@ class Lab:
         self._old_handlers = {}
 
     def up(self):
+        if os.geteuid() != 0:
+            raise PermissionError("crossmpi lab: building a lab needs root (network namespaces, TAPs, nftables)")
         self.state = State.create(self.name, self.topo)
         try:
             self._build()

@@ -118,3 +118,12 @@ def test_global_ranges_must_not_clash():
         topology.from_table(grid(subnet="198.51.100.0/24"), "t", "x")
     # Private ranges may repeat (grid-pc uses 10.0.0.0/24 twice).
     topology.from_table(dict(grid(), cluster=[grid()["cluster"][0], dict(grid()["cluster"][0], name="c")]), "t", "x")
+
+
+def test_per_cluster_uplinks_override_the_wan():
+    table = grid()
+    table["cluster"][1].update(uplink_delay_ms=20, uplink_mbit=50, uplink_loss_percent=1)
+    topo = topology.from_table(table, "t", "x")
+    up = {link.a: link for link in topo.links if link.a_if == "up0"}
+    assert (up["edge-a"].delay_ms, up["edge-a"].mbit) == (5.0, 100)
+    assert (up["edge-b"].delay_ms, up["edge-b"].mbit, up["edge-b"].loss_percent) == (20, 50, 1)
