@@ -233,4 +233,25 @@ mod tests {
         user_types().get_mut(id).unwrap().committed = true;
         assert_eq!(committed("MPI_Send", "datatype", h).unwrap().size(), 12);
     }
+
+    #[test]
+    fn callbacks_get_the_application_handle_or_a_temporary_one() {
+        let int = Datatype::basic(Basic::Int);
+        assert_eq!(handle_for(&int).value(), MPI_INT);
+        let t = Datatype::hvector(3, 2, 40, &int).unwrap();
+        let h = create(t.clone());
+        assert_eq!(handle_for(&t).value(), h);
+        let other = Datatype::hvector(3, 2, 44, &int).unwrap();
+        let temp = handle_for(&other);
+        assert_ne!(temp.value(), h);
+        assert_eq!(
+            committed("t", "datatype", temp.value()).unwrap().extent(),
+            2 * 44 + 8
+        );
+        let value = temp.value();
+        drop(temp);
+        assert!(lookup("t", "datatype", value).is_err());
+        free(h);
+        assert!(lookup("t", "datatype", h).is_err());
+    }
 }
