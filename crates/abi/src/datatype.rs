@@ -792,12 +792,21 @@ mod tests {
     fn sized_and_pair_types_are_found() {
         let size_of = |h| types::lookup("t", "datatype", h).unwrap().size();
         assert_eq!(size_of(match_size("t", MPI_TYPECLASS_REAL, 8).unwrap()), 8);
-        assert_eq!(size_of(match_size("t", MPI_TYPECLASS_COMPLEX, 16).unwrap()), 16);
-        assert_eq!(size_of(match_size("t", MPI_TYPECLASS_INTEGER, 2).unwrap()), 2);
+        assert_eq!(
+            size_of(match_size("t", MPI_TYPECLASS_COMPLEX, 16).unwrap()),
+            16
+        );
+        assert_eq!(
+            size_of(match_size("t", MPI_TYPECLASS_INTEGER, 2).unwrap()),
+            2
+        );
         assert!(match_size("t", MPI_TYPECLASS_INTEGER, 3).is_err());
         assert!(match_size("t", 7, 4).is_err());
         assert_eq!(value_index("t", MPI_FLOAT, MPI_INT).unwrap(), MPI_FLOAT_INT);
         assert_eq!(value_index("t", MPI_INT, MPI_INT).unwrap(), MPI_2INT);
-        assert_eq!(value_index("t", MPI_CHAR, MPI_INT).unwrap(), MPI_DATATYPE_NULL);
+        assert_eq!(
+            value_index("t", MPI_CHAR, MPI_INT).unwrap(),
+            MPI_DATATYPE_NULL
+        );
     }
 }
