@@ -200,6 +200,36 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Type_get_contents_c(u, 0, 0, 3, 1, NULL, NULL, lc, dt));
     CHECK(lc[0] == 3 && lc[1] == 2 && lc[2] == 5 && dt[0] == MPI_INT, "vector_c contents");
     MPI_OK(MPI_Type_free(&u));
+
+    /* every other large-count constructor gives the bounds of its int form and reports
+     * its counts and displacements as large counts */
+    MPI_Datatype c[9];
+    MPI_OK(MPI_Type_contiguous_c(3, MPI_INT, &c[0]));
+    MPI_OK(MPI_Type_create_hvector_c(2, 1, 100, t, &c[1]));
+    MPI_OK(MPI_Type_indexed_c(2, (MPI_Count[]){2, 1}, (MPI_Count[]){5, 0}, MPI_INT, &c[2]));
+    MPI_OK(MPI_Type_create_hindexed_c(2, (MPI_Count[]){1, 3}, (MPI_Count[]){6, 20}, MPI_SHORT, &c[3]));
+    MPI_OK(MPI_Type_create_indexed_block_c(2, 2, (MPI_Count[]){1, 6}, MPI_FLOAT, &c[4]));
+    MPI_OK(MPI_Type_create_hindexed_block_c(3, 1, (MPI_Count[]){3, 10, 7}, MPI_CHAR, &c[5]));
+    MPI_OK(MPI_Type_create_struct_c(2, (MPI_Count[]){1, 1}, (MPI_Count[]){0, 16},
+                                    (MPI_Datatype[]){t, MPI_INT}, &c[6]));
+    MPI_OK(MPI_Type_create_subarray_c(2, (MPI_Count[]){4, 6}, (MPI_Count[]){2, 3},
+                                      (MPI_Count[]){1, 2}, MPI_ORDER_C, MPI_INT, &c[7]));
+    MPI_OK(MPI_Type_create_resized_c(t, -4, 20, &c[8]));
+    const bounds_t want[9] = {{12, 0, 12, 0, 12}, {24, 0, 112, 0, 112}, {12, 0, 28, 0, 28},
+                              {8, 6, 20, 6, 20},  {16, 4, 28, 4, 28},   {3, 3, 8, 3, 8},
+                              {16, 0, 20, 0, 20}, {24, 0, 96, 32, 36},  {12, -4, 20, 0, 12}};
+    /* large counts: contiguous 1, hvector 3, indexed 1+2+2, hindexed 1+2+2, indexed_block
+     * 2+2, hindexed_block 2+3, struct 1+2+2, subarray 6, resized 2 */
+    const MPI_Count want_large[9] = {1, 3, 5, 5, 4, 5, 5, 6, 2};
+    for (int k = 0; k < 9; k++) {
+      char what[32];
+      snprintf(what, sizeof what, "large-count constructor %d", k);
+      check_bounds(c[k], what, want[k]);
+      MPI_OK(MPI_Type_get_envelope_c(c[k], &ni, &na, &nl, &nd, &comb));
+      CHECK(nl == want_large[k] && na == 0, "%s: %lld large counts, %lld addresses", what,
+            (long long)nl, (long long)na);
+      MPI_OK(MPI_Type_free(&c[k]));
+    }
   }
 #endif
 
