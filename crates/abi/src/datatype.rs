@@ -428,6 +428,22 @@ fn envelope(function: &str, h: usize) -> MpiResult<Envelope> {
     })
 }
 
+/// The envelope for the `int` forms of the queries, which cannot describe a type a
+/// large-count constructor built.
+fn int_envelope(function: &str, h: usize) -> MpiResult<Envelope> {
+    let e = envelope(function, h)?;
+    if e.large_counts > 0 {
+        return Err(MpiError::arg(
+            ErrorClass::Type,
+            function,
+            "datatype",
+            handle::describe(h),
+            "built by a large-count constructor: use the _c form of this call",
+        ));
+    }
+    Ok(e)
+}
+
 /// `MPI_Type_get_contents[_c]`: checks room (`max` per array), fills the arrays.
 fn contents(
     function: &str,
@@ -683,11 +699,7 @@ export! {
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope(datatype: usize, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) -> c_int {
         let f = "MPI_Type_get_envelope";
         call(Scope::Process, || {
-            let e = envelope(f, datatype)?;
-            if e.large_counts > 0 {
-                return Err(MpiError::arg(ErrorClass::Type, f, "datatype", handle::describe(datatype),
-                    "built by a large-count constructor: use MPI_Type_get_envelope_c"));
-            }
+            let e = int_envelope(f, datatype)?;
             out(f, "num_integers", num_integers, e.integers as c_int)?;
             out(f, "num_addresses", num_addresses, e.addresses as c_int)?;
             out(f, "num_datatypes", num_datatypes, e.datatypes as c_int)?;
@@ -709,6 +721,7 @@ export! {
     fn MPI_Type_get_contents / PMPI_Type_get_contents(datatype: usize, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut isize, array_of_datatypes: *mut usize) -> c_int {
         let f = "MPI_Type_get_contents";
         call(Scope::Process, || {
+            int_envelope(f, datatype)?;
             let max = [max_integers as i64, max_addresses as i64, 0, max_datatypes as i64];
             contents(f, datatype, max, array_of_integers, array_of_addresses, std::ptr::null_mut(), array_of_datatypes)
         })
