@@ -1,0 +1,156 @@
+"""Summarises bench/kernels/run.sh's raw kernel run times.
+
+usage: report.py RAW_CSV OUT_DIR
+
+Prints a table of median run times (seconds of each kernel's timed section) with the
+ratios crossmpi/peer, then the issue's target for kernels -- no slower than Open MPI
+at 2 and 4 ranks -- as met / NOT met per kernel, and writes OUT_DIR/kernels-summary.csv
+and, when matplotlib is available, OUT_DIR/kernels.png.
+"""
+import csv
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+MPIS = ["crossmpi", "openmpi", "mpich"]
+PEERS = ["openmpi", "mpich"]
+KERNEL_ORDER = ["cg", "fft3d", "isort", "mg", "wavefront"]
+COLORS = {"crossmpi": "C3", "openmpi": "C0", "mpich": "C2"}
+TARGET_RANKS = [2, 4]  # "no slower than Open MPI at 2 and 4 ranks"
+
+
+def load(path):
+    """(mode, kernel, ranks) -> mpi -> (successful times, failed count)"""
+    cells = defaultdict(lambda: defaultdict(lambda: ([], [0])))
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            times, failed = cells[(row["mode"], row["kernel"], int(row["ranks"]))][row["mpi"]]
+            if row["seconds"] == "fail":
+                failed[0] += 1
+            else:
+                times.append(float(row["seconds"]))
+    return cells
+
+
+def order(key):
+    mode, kernel, ranks = key
+    rank_of_kernel = KERNEL_ORDER.index(kernel) if kernel in KERNEL_ORDER else len(KERNEL_ORDER)
+    return (mode != "shm", mode, rank_of_kernel, kernel, ranks)
+
+
+def summarise(cells):
+    rows = []
+    for key in sorted(cells, key=order):
+        mode, kernel, ranks = key
+        row = {"mode": mode, "kernel": kernel, "ranks": ranks}
+        for mpi in MPIS:
+            times, failed = cells[key][mpi] if mpi in cells[key] else ([], [0])
+            row[mpi] = statistics.median(times) if times else None
+            row[mpi + "_fails"] = failed[0]
+            if mpi not in cells[key]:
+                row[mpi + "_text"] = "-"
+            elif not times:
+                row[mpi + "_text"] = "fail"
+            else:
+                row[mpi + "_text"] = f"{row[mpi]:.4f}" + (f" ({failed[0]}x fail)" if failed[0] else "")
+        for peer in PEERS:
+            x, p = row["crossmpi"], row[peer]
+            row["x/" + peer] = x / p if x is not None and p else None
+        rows.append(row)
+    return rows
+
+
+def print_table(rows):
+    header = ["mode", "kernel", "ranks"] + MPIS + ["x/openmpi", "x/mpich"]
+    lines = [header]
+    for r in rows:
+        ratios = [f"{r['x/' + p]:.2f}" if r["x/" + p] is not None else "-" for p in PEERS]
+        lines.append([r["mode"], r["kernel"], str(r["ranks"])] + [r[m + "_text"] for m in MPIS] + ratios)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for i, line in enumerate(lines):
+        print("  ".join(c.rjust(w) if j >= 2 else c.ljust(w) for j, (c, w) in enumerate(zip(line, widths))))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    print("seconds of the timed section (slowest rank), median over the repeats; "
+          "x/peer = crossmpi / peer: below 1 means crossmpi is faster.")
+
+
+def print_targets(rows):
+    print("\ntarget: kernels no slower than Open MPI at 2 and 4 ranks (crossmpi median <= Open MPI median):")
+    for mode in sorted({r["mode"] for r in rows}, key=lambda m: (m != "shm", m)):
+        for ranks in TARGET_RANKS:
+            verdicts, all_met, any_data = [], True, False
+            for r in rows:
+                if r["mode"] != mode or r["ranks"] != ranks:
+                    continue
+                if r["crossmpi"] is None or r["openmpi"] is None:
+                    verdicts.append(f"{r['kernel']} no data")
+                    all_met = False
+                    continue
+                any_data = True
+                met = r["crossmpi"] <= r["openmpi"]
+                all_met = all_met and met
+                verdicts.append(f"{r['kernel']} {r['x/openmpi']:.2f}x {'met' if met else 'NOT met'}")
+            overall = "met" if all_met and any_data else ("no data" if not any_data else "NOT met")
+            print(f"  {mode} {ranks} ranks: {overall} ({'; '.join(verdicts) or 'not run'})")
+
+
+def write_csv(rows, path):
+    fields = ["mode", "kernel", "ranks"] + MPIS + [m + "_fails" for m in MPIS] + ["x/openmpi", "x/mpich"]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"report: matplotlib missing, no plot ({path})", file=sys.stderr)
+        return
+    modes = sorted({r["mode"] for r in rows}, key=lambda m: (m != "shm", m))
+    kernels = sorted({r["kernel"] for r in rows}, key=lambda k: order(("shm", k, 0)))
+    fig, axes = plt.subplots(len(modes), len(kernels), figsize=(3.6 * len(kernels), 3.8 * len(modes)),
+                             squeeze=False)
+    for i, mode in enumerate(modes):
+        for j, kernel in enumerate(kernels):
+            ax = axes[i][j]
+            mine = [r for r in rows if r["mode"] == mode and r["kernel"] == kernel]
+            ranks = [r["ranks"] for r in mine]
+            width = 0.8 / len(MPIS)
+            for m, mpi in enumerate(MPIS):
+                xs = [k + (m - 1) * width for k, r in enumerate(mine) if r[mpi] is not None]
+                ys = [r[mpi] for r in mine if r[mpi] is not None]
+                if ys:
+                    ax.bar(xs, ys, width, color=COLORS[mpi], label=mpi)
+            ax.set_xticks(range(len(ranks)))
+            ax.set_xticklabels([str(n) for n in ranks])
+            ax.set_xlabel("ranks (2 cores)")
+            ax.set_ylabel("seconds")
+            ax.set_title(f"{mode}: {kernel}")
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: report.py RAW_CSV OUT_DIR")
+    rows = summarise(load(sys.argv[1]))
+    print_table(rows)
+    print_targets(rows)
+    summary = os.path.join(sys.argv[2], "kernels-summary.csv")
+    write_csv(rows, summary)
+    print(f"csv: {sys.argv[1]} (raw), {summary} (medians)")
+    plot(rows, os.path.join(sys.argv[2], "kernels.png"))
+
+
+if __name__ == "__main__":
+    main()
