@@ -24,3 +24,7 @@ mkdir -p "$prefix/lib/crossmpi/python"
 rm -rf "$prefix/lib/crossmpi/python/crossmpi_lab"
 cp -r "$root/lab/crossmpi_lab" "$prefix/lib/crossmpi/python/"
 find "$prefix/lib/crossmpi/python/crossmpi_lab" -name __pycache__ -prune -exec rm -rf {} +
+# Fortran bindings: mpif.h, the mpi module and libmpifort.so, generated from mpi.h for
+# the functions the installed library exports and compiled with gfortran, and the
+# mpifort/mpif90/mpif77 names (docs/fortran.md).
+"$root/fortran/build.sh" "$prefix"

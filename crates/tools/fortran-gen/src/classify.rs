@@ -1,0 +1,232 @@
+//! Maps each C parameter to the way a Fortran caller passes it (see docs/fortran.md).
+//!
+//! gfortran passes every argument by reference, character lengths as hidden trailing
+//! `size_t` values, and procedures as their code address, so a wrapper compiled with
+//! `bind(C, name="mpi_send_")` receives exactly what the Fortran caller pushed. What
+//! differs from C is only: handles (a 4-byte `INTEGER` in Fortran, a pointer-sized value
+//! in C), strings (blank-padded in Fortran, NUL-terminated in C), the sentinels
+//! (addresses of variables in common blocks), 1-based request indices, and attribute values.
+
+use crate::header::{CParam, Header, Prototype};
+
+/// Integer types passed by value in C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    Int,
+    Aint,
+    /// `MPI_Count` and `MPI_Offset` (64 bits).
+    Wide,
+}
+
+impl Scalar {
+    pub fn c_kind(self) -> &'static str {
+        match self {
+            Scalar::Int => "c_int",
+            Scalar::Aint => "c_intptr_t",
+            Scalar::Wide => "c_int64_t",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer passed by value in C.
+    Value(Scalar),
+    /// A handle passed by value in C.
+    Handle,
+    /// A pointer whose target has the same layout in both languages (choice buffers,
+    /// integers, logicals, addresses, statuses); sentinel addresses are translated.
+    Address,
+    /// Request indices (0-based in C, 1-based in Fortran): `indx` or `array_of_indices`,
+    /// with the name of the parameter holding their number (None: one index).
+    Indices(Option<String>),
+    /// A pointer to one handle.
+    HandlePtr {
+        is_const: bool,
+    },
+    /// An array of handles and the Fortran expression giving its length.
+    HandleArray {
+        is_const: bool,
+        length: String,
+    },
+    StringIn,
+    StringOut,
+    /// A callback whose C calling convention matches Fortran's (user ops, error handlers).
+    Procedure,
+    /// An attribute value given by value in C, by reference in Fortran.
+    AttrIn {
+        wide: bool,
+    },
+    /// An attribute value returned through `void *` in C; `keyval` and `flag` name the
+    /// parameters needed to decode it.
+    AttrOut {
+        wide: bool,
+        keyval: String,
+        flag: String,
+    },
+}
+
+/// Callback types whose C call passes everything by reference like Fortran does.
+const FORTRAN_COMPATIBLE_CALLBACKS: &[&str] = &[
+    "MPI_User_function",
+    "MPI_User_function_c",
+    "MPI_Comm_errhandler_function",
+    "MPI_File_errhandler_function",
+    "MPI_Win_errhandler_function",
+    "MPI_Session_errhandler_function",
+];
+
+/// Why a function gets no generated wrapper, or the kinds of its parameters.
+pub fn classify(header: &Header, f: &Prototype) -> Result<Vec<Kind>, String> {
+    if f.name.starts_with("MPI_T_") {
+        return Err("MPI_T has no Fortran binding in the standard".into());
+    }
+    if f.returns != "int" {
+        return Err(format!("returns {} (hand-written or C only)", f.returns));
+    }
+    if f.variadic {
+        return Err("variadic (hand-written)".into());
+    }
+    f.params
+        .iter()
+        .map(|p| classify_param(header, f, p))
+        .collect()
+}
+
+fn other_param<'a>(f: &'a Prototype, names: &[&str]) -> Option<&'a CParam> {
+    f.params.iter().find(|p| names.contains(&p.name.as_str()))
+}
+
+fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, String> {
+    let ind = p.indirection();
+    let reject = |why: &str| Err(format!("parameter '{}': {why}", p.name));
+    if p.name == "attribute_val" {
+        let wide = f.name != "MPI_Attr_put" && f.name != "MPI_Attr_get";
+        if f.name.ends_with("_set_attr") || f.name == "MPI_Attr_put" {
+            return Ok(Kind::AttrIn { wide });
+        }
+        let keyval = f.params.iter().find(|q| q.name.ends_with("keyval"));
+        let flag = other_param(f, &["flag"]);
+        return match (keyval, flag) {
+            (Some(k), Some(fl)) => Ok(Kind::AttrOut {
+                wide,
+                keyval: k.name.clone(),
+                flag: fl.name.clone(),
+            }),
+            _ => reject("attribute value without keyval and flag"),
+        };
+    }
+    match (p.base.as_str(), ind) {
+        ("int", 0) => Ok(Kind::Value(Scalar::Int)),
+        ("MPI_Aint", 0) => Ok(Kind::Value(Scalar::Aint)),
+        ("MPI_Count" | "MPI_Offset", 0) => Ok(Kind::Value(Scalar::Wide)),
+        ("int", 1) if p.name == "indx" && f.name.contains("any") => Ok(Kind::Indices(None)),
+        ("int", 1) if p.name == "array_of_indices" => match other_param(f, &["outcount"]) {
+            Some(n) => Ok(Kind::Indices(Some(n.name.clone()))),
+            None => reject("indices without outcount"),
+        },
+        ("int" | "MPI_Aint" | "MPI_Count" | "MPI_Offset" | "MPI_Status" | "void", 1)
+        | ("int", 2) => {
+            if p.base == "void" && p.name == "extra_state" {
+                reject("extra state of a callback")
+            } else {
+                Ok(Kind::Address)
+            }
+        }
+        ("char", 1) if p.is_const => Ok(Kind::StringIn),
+        ("char", 1) => Ok(Kind::StringOut),
+        ("char", _) => reject("array of strings (argv)"),
+        (ty, 0) if header.is_handle(ty) => Ok(Kind::Handle),
+        (ty, 1) if header.is_handle(ty) && p.brackets == 0 => Ok(Kind::HandlePtr {
+            is_const: p.is_const,
+        }),
+        (ty, 1) if header.is_handle(ty) => match handle_array_length(f, p) {
+            Some(length) => Ok(Kind::HandleArray {
+                is_const: p.is_const,
+                length,
+            }),
+            None => reject("array of handles of unknown length"),
+        },
+        (ty, 1) if FORTRAN_COMPATIBLE_CALLBACKS.contains(&ty) => Ok(Kind::Procedure),
+        (ty, _) => reject(&format!("type {ty} with {ind} indirections")),
+    }
+}
+
+/// The Fortran expression (over the wrapper's `a_` dummies) for the number of handles in
+/// an array argument, when the C prototype determines it.
+fn handle_array_length(f: &Prototype, p: &CParam) -> Option<String> {
+    let count_of = |names: &[&str]| other_param(f, names).map(|c| format!("a_{}", c.name));
+    match p.name.as_str() {
+        "array_of_requests" | "array_of_types" => count_of(&["count", "incount"]),
+        "array_of_datatypes" => count_of(&["max_datatypes"]),
+        // Alltoallw takes one type per process of the (remote) group; the neighbourhood
+        // version one per neighbour, which needs the topology and is not generated.
+        "sendtypes" | "recvtypes" if !f.name.contains("eighbor") => {
+            count_of(&["comm"]).map(|c| format!("crossmpi_alltoallw_length({c})"))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::parse_prototype;
+
+    fn header() -> Header {
+        Header::parse(
+            "typedef struct MPI_ABI_Comm *MPI_Comm;\n\
+             typedef struct MPI_ABI_Datatype *MPI_Datatype;\n\
+             typedef struct MPI_ABI_Request *MPI_Request;\n\
+             int MPI_Barrier(MPI_Comm comm);\n",
+        )
+        .unwrap()
+    }
+
+    fn kinds(line: &str) -> Result<Vec<Kind>, String> {
+        classify(&header(), &parse_prototype(line).unwrap())
+    }
+
+    #[test]
+    fn send_maps_buffer_values_and_handles() {
+        let k = kinds("int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);").unwrap();
+        assert_eq!(k[0], Kind::Address);
+        assert_eq!(k[1], Kind::Value(Scalar::Int));
+        assert_eq!(k[2], Kind::Handle);
+    }
+
+    #[test]
+    fn request_arrays_take_their_length_from_count() {
+        let k = kinds("int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses);").unwrap();
+        assert_eq!(
+            k[1],
+            Kind::HandleArray {
+                is_const: false,
+                length: "a_incount".into()
+            }
+        );
+        assert_eq!(k[3], Kind::Indices(Some("outcount".into())));
+    }
+
+    #[test]
+    fn unmappable_functions_give_a_reason() {
+        let e = kinds("int MPI_Init(int *argc, char ***argv);").unwrap_err();
+        assert!(e.contains("argv"), "{e}");
+        let e = kinds("int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);").unwrap_err();
+        assert!(e.contains("unknown length"), "{e}");
+        assert!(kinds("double MPI_Wtime(void);").is_err());
+    }
+
+    #[test]
+    fn attribute_values_are_decoded_with_keyval_and_flag() {
+        let k = kinds("int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);").unwrap();
+        assert_eq!(
+            k[2],
+            Kind::AttrOut {
+                wide: true,
+                keyval: "comm_keyval".into(),
+                flag: "flag".into()
+            }
+        );
+    }
+}

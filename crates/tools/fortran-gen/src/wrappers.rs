@@ -1,0 +1,257 @@
+//! Emits one Fortran wrapper per C function: an external procedure whose binding label
+//! is gfortran's name for the MPI routine (`mpi_send_`), which converts what differs
+//! between the languages and calls the C function through a `bind(C)` interface.
+
+use crate::classify::{Kind, Scalar};
+use crate::header::Prototype;
+use std::fmt::Write;
+
+/// The symbol gfortran calls for an external procedure named `name`.
+pub fn fortran_symbol(name: &str) -> String {
+    format!("{}_", name.to_ascii_lowercase())
+}
+
+/// Declarations, conversions and the call of one wrapper, gathered per parameter.
+#[derive(Default)]
+struct Parts {
+    dummies: Vec<String>,
+    hidden: Vec<String>,
+    decls: Vec<String>,
+    c_decls: Vec<String>,
+    locals: Vec<String>,
+    before: Vec<String>,
+    actuals: Vec<String>,
+    after: Vec<String>,
+}
+
+impl Parts {
+    fn add(&mut self, name: &str, kind: &Kind) {
+        let a = format!("a_{name}");
+        self.dummies.push(a.clone());
+        match kind {
+            Kind::Value(s) => {
+                self.decls.push(format!("integer({}) :: {a}", s.c_kind()));
+                self.c_decls
+                    .push(format!("integer({}), value :: {name}", s.c_kind()));
+                self.actuals.push(a);
+            }
+            Kind::Handle => {
+                self.decls.push(format!("integer(c_int) :: {a}"));
+                self.c_decls
+                    .push(format!("integer(c_intptr_t), value :: {name}"));
+                self.actuals.push(format!("int({a}, c_intptr_t)"));
+            }
+            Kind::Address | Kind::Indices(_) => {
+                self.decls.push(format!("type(c_ptr), value :: {a}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.actuals.push(format!("crossmpi_address({a})"));
+                if let Kind::Indices(count) = kind {
+                    let n = match count {
+                        Some(c) => format!("crossmpi_int_at(a_{c})"),
+                        None => "1".to_string(),
+                    };
+                    self.after
+                        .push(format!("call crossmpi_one_based(ierror, {a}, {n})"));
+                }
+            }
+            Kind::HandlePtr { is_const } => {
+                let h = format!("h_{name}");
+                self.decls.push(format!("integer(c_int) :: {a}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals
+                    .push(format!("integer(c_intptr_t), target :: {h}"));
+                self.before.push(format!("{h} = {a}"));
+                self.actuals.push(format!("c_loc({h})"));
+                if !is_const {
+                    self.after.push(format!("{a} = int({h}, c_int)"));
+                }
+            }
+            Kind::HandleArray { is_const, length } => {
+                let (h, n) = (format!("h_{name}"), format!("n_{name}"));
+                self.decls.push(format!("integer(c_int) :: {a}(*)"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals.push(format!(
+                    "integer(c_intptr_t), allocatable, target :: {h}(:)"
+                ));
+                self.locals.push(format!("integer :: {n}"));
+                self.before.push(format!("{n} = int({length})"));
+                self.before.push(format!("allocate({h}(max({n}, 1)))"));
+                self.before.push(format!("{h}(1:{n}) = {a}(1:{n})"));
+                self.actuals.push(format!("c_loc({h})"));
+                if !is_const {
+                    self.after
+                        .push(format!("{a}(1:{n}) = int({h}(1:{n}), c_int)"));
+                }
+            }
+            Kind::StringIn | Kind::StringOut => {
+                let (s, len) = (format!("s_{name}"), format!("{a}_len"));
+                self.decls.push(format!("character(kind=c_char) :: {a}(*)"));
+                self.hidden.push(len.clone());
+                self.decls
+                    .push(format!("integer(c_size_t), value :: {len}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals.push(format!(
+                    "character(kind=c_char), allocatable, target :: {s}(:)"
+                ));
+                if *kind == Kind::StringIn {
+                    self.before
+                        .push(format!("call crossmpi_string_in({a}, {len}, {s})"));
+                } else {
+                    self.before
+                        .push(format!("call crossmpi_string_buffer({len}, {s})"));
+                    self.after
+                        .push(format!("call crossmpi_string_out({s}, {a}, {len})"));
+                }
+                self.actuals.push(format!("c_loc({s})"));
+            }
+            Kind::Procedure => {
+                self.decls.push(format!("type(c_funptr), value :: {a}"));
+                self.c_decls
+                    .push(format!("type(c_funptr), value :: {name}"));
+                self.actuals.push(a);
+            }
+            Kind::AttrIn { wide } => {
+                self.decls
+                    .push(format!("integer({}) :: {a}", attr_kind(*wide)));
+                self.c_decls
+                    .push(format!("integer(c_intptr_t), value :: {name}"));
+                self.actuals.push(format!("int({a}, c_intptr_t)"));
+            }
+            Kind::AttrOut { wide, keyval, flag } => {
+                let v = format!("v_{name}");
+                self.decls
+                    .push(format!("integer({}) :: {a}", attr_kind(*wide)));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals
+                    .push(format!("integer(c_intptr_t), target :: {v}"));
+                self.actuals.push(format!("c_loc({v})"));
+                self.after.push(format!(
+                    "if (ierror == 0 .and. crossmpi_int_at(a_{flag}) /= 0) &\n      {a} = int(crossmpi_attr_value(a_{keyval}, {v}), {})",
+                    attr_kind(*wide)
+                ));
+            }
+        }
+    }
+}
+
+fn attr_kind(wide: bool) -> &'static str {
+    if wide {
+        Scalar::Aint.c_kind()
+    } else {
+        Scalar::Int.c_kind()
+    }
+}
+
+/// Joins items as continued Fortran lines, one per line.
+fn continued(items: &[String], indent: &str) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    format!("&\n{indent}{}", items.join(&format!(", &\n{indent}")))
+}
+
+pub fn wrapper(f: &Prototype, kinds: &[Kind]) -> String {
+    let mut parts = Parts::default();
+    for (p, k) in f.params.iter().zip(kinds) {
+        parts.add(&p.name, k);
+    }
+    let lower = f.name.to_ascii_lowercase();
+    let mut dummies = parts.dummies.clone();
+    dummies.push("ierror".into());
+    dummies.extend(parts.hidden.iter().cloned());
+    let c_names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "subroutine crossmpi_f_{}({}) &\n    bind(C, name=\"{}\")",
+        &lower[4..],
+        continued(&dummies, "    "),
+        fortran_symbol(&f.name)
+    );
+    out.push_str("  use crossmpi_fortran_support\n  implicit none\n");
+    for d in &parts.decls {
+        let _ = writeln!(out, "  {d}");
+    }
+    out.push_str("  integer(c_int) :: ierror\n");
+    for l in &parts.locals {
+        let _ = writeln!(out, "  {l}");
+    }
+    let _ = writeln!(
+        out,
+        "  interface\n    integer(c_int) function c_{lower}({}) &\n        bind(C, name=\"{}\")\n      import\n      implicit none",
+        continued(&c_names, "        "),
+        f.name
+    );
+    for d in &parts.c_decls {
+        let _ = writeln!(out, "      {d}");
+    }
+    let _ = writeln!(out, "    end function\n  end interface");
+    for b in &parts.before {
+        let _ = writeln!(out, "  {b}");
+    }
+    let _ = writeln!(
+        out,
+        "  ierror = c_{lower}({})",
+        continued(&parts.actuals, "      ")
+    );
+    for a in &parts.after {
+        let _ = writeln!(out, "  {a}");
+    }
+    let _ = writeln!(out, "end subroutine\n");
+    out
+}
+
+/// The explicit interface the `mpi` module gives a routine: choice-like arguments accept
+/// any type, kind and rank (as Open MPI's `use mpi` does with gfortran), strings are
+/// `CHARACTER(*)`, callbacks are procedures, and `ierror` is a required `INTEGER`.
+pub fn interface(f: &Prototype, kinds: &[Kind]) -> String {
+    let mut names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    names.push("ierror".into());
+    let mut out = format!("  subroutine {}({})\n", f.name, continued(&names, "      "));
+    for (p, k) in f.params.iter().zip(kinds) {
+        let n = &p.name;
+        match k {
+            Kind::StringIn | Kind::StringOut => {
+                let _ = writeln!(out, "    character(len=*) :: {n}");
+            }
+            Kind::Procedure => {
+                let _ = writeln!(out, "    external :: {n}");
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "    !GCC$ ATTRIBUTES NO_ARG_CHECK :: {n}\n    type(*), dimension(*) :: {n}"
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "    integer :: ierror\n  end subroutine");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::parse_prototype;
+
+    #[test]
+    fn string_lengths_come_after_ierror() {
+        let f = parse_prototype("int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);")
+            .unwrap();
+        let w = wrapper(&f, &[Kind::Handle, Kind::StringIn]);
+        let head: String = w.lines().take(6).collect::<Vec<_>>().join(" ");
+        let ierror = head.find("ierror").unwrap();
+        assert!(head.find("a_comm_name_len").unwrap() > ierror, "{head}");
+        assert!(w.contains("bind(C, name=\"mpi_comm_set_name_\")"));
+        assert!(w.contains("int(a_comm, c_intptr_t)"));
+    }
+
+    #[test]
+    fn output_handles_are_copied_back_unless_const() {
+        let f = parse_prototype("int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);").unwrap();
+        let w = wrapper(&f, &[Kind::Handle, Kind::HandlePtr { is_const: false }]);
+        assert!(w.contains("a_newcomm = int(h_newcomm, c_int)"), "{w}");
+        let w = wrapper(&f, &[Kind::Handle, Kind::HandlePtr { is_const: true }]);
+        assert!(!w.contains("a_newcomm = int"), "{w}");
+    }
+}

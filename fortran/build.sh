@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds and installs crossmpi's Fortran bindings into PREFIX, where the C library is
+# already installed (scripts/install.sh calls this after installing it):
+#   PREFIX/lib/libmpifort.so     the mpi_*_ procedures (generated wrappers + special.f90)
+#   PREFIX/include/mpif.h        constants for `include 'mpif.h'`
+#   PREFIX/lib/fortran/mpi.mod   the `mpi` module
+#   PREFIX/bin/mpifort, mpif90, mpif77 -> crossmpi
+# The wrappers are generated from mpi.h for exactly the functions the installed
+# libmpi_abi.so.1 exports (by crossmpi-fortran-gen, which this script builds).
+# Environment: FC (default gfortran), CARGO_TARGET_DIR (where the generator is built).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+prefix=$(cd "${1:?usage: fortran/build.sh PREFIX}" && pwd)
+fc=${FC:-gfortran}
+target=${CARGO_TARGET_DIR:-$root/target}
+gen="$target/release/crossmpi-fortran-gen"
+if ! command -v "$fc" >/dev/null; then
+  echo "fortran/build.sh: no Fortran compiler '$fc'; Fortran bindings not installed" >&2
+  exit 0
+fi
+# cargo rebuilds the generator only when its sources changed.
+(cd "$root" && cargo build --release -q -p crossmpi-fortran-gen)
+work="$target/fortran"
+rm -rf "$work" && mkdir -p "$work"
+nm -D --defined-only "$prefix/lib/libmpi_abi.so.1" | awk '$2 == "T" { print $3 }' > "$work/symbols.txt"
+"$gen" "$root/crates/abi/include/mpi.h" "$work/symbols.txt" "$work"
+flags=(-O2 -fPIC -J "$work" -I "$here")
+for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/mpi.f90"; do
+  "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
+done
+"$fc" -shared -o "$work/libmpifort.so" "$work"/*.o -L"$prefix/lib" -lmpi -Wl,-rpath,"$prefix/lib"
+mkdir -p "$prefix/lib/fortran" "$prefix/include" "$prefix/bin"
+install -m 755 "$work/libmpifort.so" "$prefix/lib/libmpifort.so"
+install -m 644 "$work/mpif.h" "$prefix/include/mpif.h"
+install -m 644 "$work/mpi.mod" "$prefix/lib/fortran/mpi.mod"
+install -m 644 "$work/skipped.txt" "$prefix/lib/fortran/skipped.txt"
+for name in mpifort mpif90 mpif77; do
+  ln -sf crossmpi "$prefix/bin/$name"
+done
+echo "installed Fortran bindings into $prefix"
