@@ -33,9 +33,11 @@ macro_rules! export {
 
 mod attr;
 mod coll;
+mod coll_exports;
 mod comm;
 mod comm_create;
 mod consts;
+mod convert;
 mod datatype;
 mod env;
 mod error;
@@ -45,6 +47,7 @@ mod info;
 mod op;
 mod pack;
 mod p2p;
+mod tool;
 mod topo;
 mod types;
 mod util;

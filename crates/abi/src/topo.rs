@@ -134,10 +134,10 @@ fn rank_or_null(r: Option<usize>) -> c_int {
 /// Weights of a distributed graph argument: `MPI_UNWEIGHTED` (None) or `n` values;
 /// `MPI_WEIGHTS_EMPTY` stands for an empty list.
 fn weights(function: &str, arg: &str, p: *const c_int, n: usize) -> MpiResult<Option<Vec<i32>>> {
-    if p as usize == MPI_UNWEIGHTED as usize {
+    if p as usize == MPI_UNWEIGHTED {
         return Ok(None);
     }
-    if p as usize == MPI_WEIGHTS_EMPTY as usize {
+    if p as usize == MPI_WEIGHTS_EMPTY {
         return Ok(Some(vec![0; n]));
     }
     Ok(Some(ints(function, arg, p, n)?.to_vec()))
@@ -370,10 +370,10 @@ export! {
             let g = dist_graph_of(f, comm)?;
             out_list(f, "sources", sources, maxindegree, g.sources.iter().map(|&x| x as c_int))?;
             out_list(f, "destinations", destinations, maxoutdegree, g.destinations.iter().map(|&x| x as c_int))?;
-            if g.weighted && sourceweights as usize != MPI_UNWEIGHTED as usize {
+            if g.weighted && sourceweights as usize != MPI_UNWEIGHTED {
                 out_list(f, "sourceweights", sourceweights, maxindegree, g.source_weights.iter().copied())?;
             }
-            if g.weighted && destweights as usize != MPI_UNWEIGHTED as usize {
+            if g.weighted && destweights as usize != MPI_UNWEIGHTED {
                 out_list(f, "destweights", destweights, maxoutdegree, g.destination_weights.iter().copied())?;
             }
             Ok(())
