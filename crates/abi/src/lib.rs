@@ -33,7 +33,6 @@ macro_rules! export {
 
 mod attr;
 mod coll;
-mod coll_exports;
 mod comm;
 mod comm_create;
 mod consts;
