@@ -13,6 +13,14 @@ import statistics
 import sys
 from collections import defaultdict
 
+try:  # the plot is optional: Debian's python3-matplotlib
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+
 MPIS = ["crossmpi", "openmpi", "mpich"]
 PEERS = ["openmpi", "mpich"]
 KERNEL_ORDER = ["cg", "fft3d", "isort", "mg", "wavefront"]
@@ -61,17 +69,22 @@ def summarise(cells):
     return rows
 
 
+def aligned(lines, left_columns):
+    """The rows of a text table: the first `left_columns` columns left-aligned, the
+    others right-aligned, a rule under the header."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    cells = [[c.ljust(w) if i < left_columns else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
+             for line in lines]
+    cells.insert(1, ["-" * w for w in widths])
+    return ["  ".join(line) for line in cells]
+
+
 def print_table(rows):
-    header = ["mode", "kernel", "ranks"] + MPIS + ["x/openmpi", "x/mpich"]
-    lines = [header]
+    lines = [["mode", "kernel", "ranks"] + MPIS + ["x/" + p for p in PEERS]]
     for r in rows:
-        ratios = [f"{r['x/' + p]:.2f}" if r["x/" + p] is not None else "-" for p in PEERS]
-        lines.append([r["mode"], r["kernel"], str(r["ranks"])] + [r[m + "_text"] for m in MPIS] + ratios)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    for i, line in enumerate(lines):
-        print("  ".join(c.rjust(w) if j >= 2 else c.ljust(w) for j, (c, w) in enumerate(zip(line, widths))))
-        if i == 0:
-            print("  ".join("-" * w for w in widths))
+        lines.append([r["mode"], r["kernel"], str(r["ranks"])] + [r[m + "_text"] for m in MPIS] +
+                     ["-" if r["x/" + p] is None else f"{r['x/' + p]:.2f}" for p in PEERS])
+    print("\n".join(aligned(lines, 2)))
     print("seconds of the timed section (slowest rank), median over the repeats; "
           "x/peer = crossmpi / peer: below 1 means crossmpi is faster.")
 
@@ -97,20 +110,16 @@ def print_targets(rows):
 
 
 def write_csv(rows, path):
-    fields = ["mode", "kernel", "ranks"] + MPIS + [m + "_fails" for m in MPIS] + ["x/openmpi", "x/mpich"]
+    """The table's numbers (not its text cells), one row per mode, kernel and rank count."""
+    fields = [k for k in rows[0] if not k.endswith("_text")] if rows else ["mode", "kernel", "ranks"]
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+        out = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        out.writeheader()
+        out.writerows(rows)
 
 
 def plot(rows, path):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if plt is None:
         print(f"report: matplotlib missing, no plot ({path})", file=sys.stderr)
         return
     modes = sorted({r["mode"] for r in rows}, key=lambda m: (m != "shm", m))
@@ -141,15 +150,17 @@ def plot(rows, path):
 
 
 def main():
-    if len(sys.argv) != 3:
+    try:
+        raw, out_dir = sys.argv[1:]
+    except ValueError:
         sys.exit("usage: report.py RAW_CSV OUT_DIR")
-    rows = summarise(load(sys.argv[1]))
+    rows = summarise(load(raw))
     print_table(rows)
     print_targets(rows)
-    summary = os.path.join(sys.argv[2], "kernels-summary.csv")
+    summary = os.path.join(out_dir, "kernels-summary.csv")
     write_csv(rows, summary)
-    print(f"csv: {sys.argv[1]} (raw), {summary} (medians)")
-    plot(rows, os.path.join(sys.argv[2], "kernels.png"))
+    print(f"csv: {raw} (raw), {summary} (medians)")
+    plot(rows, os.path.join(out_dir, "kernels.png"))
 
 
 if __name__ == "__main__":

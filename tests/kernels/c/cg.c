@@ -28,16 +28,16 @@ typedef struct {
 static void halo(Grid *g, double *v) {
   int nc = g->nc, nr = g->nr;
   /* north/south: rows are contiguous */
-  K_MPI(MPI_Sendrecv(&AT(g, v, 1, 1), nc, MPI_DOUBLE, g->north, 1, &AT(g, v, nr + 1, 1), nc,
+  MPI_OK(MPI_Sendrecv(&AT(g, v, 1, 1), nc, MPI_DOUBLE, g->north, 1, &AT(g, v, nr + 1, 1), nc,
                      MPI_DOUBLE, g->south, 1, g->col, MPI_STATUS_IGNORE));
-  K_MPI(MPI_Sendrecv(&AT(g, v, nr, 1), nc, MPI_DOUBLE, g->south, 2, &AT(g, v, 0, 1), nc,
+  MPI_OK(MPI_Sendrecv(&AT(g, v, nr, 1), nc, MPI_DOUBLE, g->south, 2, &AT(g, v, 0, 1), nc,
                      MPI_DOUBLE, g->north, 2, g->col, MPI_STATUS_IGNORE));
   /* east/west: columns are strided, packed by hand */
   for (int dir = 0; dir < 2; dir++) {
     int to = dir == 0 ? g->west : g->east, from = dir == 0 ? g->east : g->west;
     int send_col = dir == 0 ? 1 : nc, recv_col = dir == 0 ? nc + 1 : 0;
     for (int i = 0; i < nr; i++) g->sendbuf[i] = AT(g, v, i + 1, send_col);
-    K_MPI(MPI_Sendrecv(g->sendbuf, nr, MPI_DOUBLE, to, 3 + dir, g->recvbuf, nr, MPI_DOUBLE, from,
+    MPI_OK(MPI_Sendrecv(g->sendbuf, nr, MPI_DOUBLE, to, 3 + dir, g->recvbuf, nr, MPI_DOUBLE, from,
                        3 + dir, g->row, MPI_STATUS_IGNORE));
     if (from != MPI_PROC_NULL)
       for (int i = 0; i < nr; i++) AT(g, v, i + 1, recv_col) = g->recvbuf[i];
@@ -57,25 +57,25 @@ static double dot(Grid *g, const double *a, const double *b) {
   double local = 0.0, in_row = 0.0, all = 0.0;
   for (int i = 1; i <= g->nr; i++)
     for (int j = 1; j <= g->nc; j++) local += AT(g, a, i, j) * AT(g, b, i, j);
-  K_MPI(MPI_Allreduce(&local, &in_row, 1, MPI_DOUBLE, MPI_SUM, g->row));
-  K_MPI(MPI_Allreduce(&in_row, &all, 1, MPI_DOUBLE, MPI_SUM, g->col));
+  MPI_OK(MPI_Allreduce(&local, &in_row, 1, MPI_DOUBLE, MPI_SUM, g->row));
+  MPI_OK(MPI_Allreduce(&in_row, &all, 1, MPI_DOUBLE, MPI_SUM, g->col));
   return all;
 }
 
 int main(int argc, char **argv) {
-  k_init(&argc, &argv, "cg");
+  t_init(&argc, &argv, "cg");
   int prow, pcol;
-  k_grid2(k_size, &prow, &pcol);
-  int my_row = k_rank / pcol, my_col = k_rank % pcol;
+  k_grid2(t_size, &prow, &pcol);
+  int my_row = t_rank / pcol, my_col = t_rank % pcol;
   Grid g;
-  K_MPI(MPI_Comm_split(MPI_COMM_WORLD, my_row, my_col, &g.row));
-  K_MPI(MPI_Comm_split(MPI_COMM_WORLD, my_col, my_row, &g.col));
+  MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, my_row, my_col, &g.row));
+  MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, my_col, my_row, &g.col));
   int rsize, csize, rrank, crank;
   MPI_Comm_size(g.row, &rsize);
   MPI_Comm_size(g.col, &csize);
   MPI_Comm_rank(g.row, &rrank);
   MPI_Comm_rank(g.col, &crank);
-  K_CHECK(rsize == pcol && csize == prow && rrank == my_col && crank == my_row,
+  CHECK(rsize == pcol && csize == prow && rrank == my_col && crank == my_row,
           "row comm %d/%d, column comm %d/%d for grid %dx%d position (%d,%d)", rrank, rsize,
           crank, csize, prow, pcol, my_row, my_col);
   g.west = my_col > 0 ? my_col - 1 : MPI_PROC_NULL;
@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
   double *q = calloc(cells, sizeof(double)), *b = calloc(cells, sizeof(double));
   g.sendbuf = malloc(sizeof(double) * (g.nr + 1));
   g.recvbuf = malloc(sizeof(double) * (g.nr + 1));
-  K_CHECK(exact && u && r && p && q && b && g.sendbuf && g.recvbuf, "out of memory");
+  CHECK(exact && u && r && p && q && b && g.sendbuf && g.recvbuf, "out of memory");
   for (int i = 1; i <= g.nr; i++)
     for (int j = 1; j <= g.nc; j++)
       AT(&g, exact, i, j) = k_unit((uint64_t)(g.r0 + i - 1) * N + (g.c0 + j - 1));
@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
   }
   double elapsed = MPI_Wtime() - t0;
 
-  K_CHECK(rr <= 1e-20 * bb, "no convergence in %d iterations: |r|/|b| = %g", iter, sqrt(rr / bb));
+  CHECK(rr <= 1e-20 * bb, "no convergence in %d iterations: |r|/|b| = %g", iter, sqrt(rr / bb));
   /* the true residual, not the recurrence's */
   matvec(&g, u, q);
   double err = 0.0, res = 0.0, all_err = 0.0, all_res = 0.0;
@@ -132,11 +132,11 @@ int main(int argc, char **argv) {
       double d = AT(&g, b, i, j) - AT(&g, q, i, j);
       res += d * d;
     }
-  K_MPI(MPI_Allreduce(&err, &all_err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  K_MPI(MPI_Allreduce(&res, &all_res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-  K_CHECK(sqrt(all_res / bb) <= 1e-9, "true residual %g after %d iterations", sqrt(all_res / bb), iter);
-  K_CHECK(all_err <= 1e-6, "max |u - u*| = %g after %d iterations", all_err, iter);
-  if (k_rank == 0)
+  MPI_OK(MPI_Allreduce(&err, &all_err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  MPI_OK(MPI_Allreduce(&res, &all_res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  CHECK(sqrt(all_res / bb) <= 1e-9, "true residual %g after %d iterations", sqrt(all_res / bb), iter);
+  CHECK(all_err <= 1e-6, "max |u - u*| = %g after %d iterations", all_err, iter);
+  if (t_rank == 0)
     printf("cg: N=%d grid %dx%d, %d iterations, |r|/|b| = %.2e, max error %.2e\n", N, prow, pcol,
            iter, sqrt(all_res / bb), all_err);
   free(exact); free(u); free(r); free(p); free(q); free(b);

@@ -51,41 +51,25 @@ static Cplx *sendbuf, *recvbuf;
 #define ZS(a, zl, y, x) (a)[((size_t)(zl) * N + (y)) * N + (x)]
 #define XS(a, xl, y, z) (a)[((size_t)(xl) * N + (y)) * N + (z)]
 
-static void alltoall(void) {
+/* The global transpose between the two slab layouts, both [slow][y][fast] with the
+ * slow index local (nl planes) and the fast one global (N): z-slab -> x-slab and
+ * x-slab -> z-slab are the same operation. The block for rank r holds my nl slow
+ * planes restricted to r's fast range; what arrives from rank s becomes fast
+ * positions s*nl.. of my new slow planes. */
+static void transpose(const Cplx *src, Cplx *dst) {
+  size_t block = (size_t)nl * N * nl;
+  for (int r = 0; r < t_size; r++)
+    for (int slow = 0; slow < nl; slow++)
+      for (int y = 0; y < N; y++)
+        memcpy(&sendbuf[r * block + ((size_t)slow * N + y) * nl], &ZS(src, slow, y, r * nl),
+               nl * sizeof(Cplx));
   int count = 2 * nl * N * nl;
-  K_MPI(MPI_Alltoall(sendbuf, count, MPI_DOUBLE, recvbuf, count, MPI_DOUBLE, MPI_COMM_WORLD));
-}
-
-/* z-slab -> x-slab. Block for rank r: [zl][y][x - r*nl]. */
-static void to_xslab(const Cplx *zs, Cplx *xs) {
-  size_t block = (size_t)nl * N * nl;
-  for (int r = 0; r < k_size; r++)
-    for (int zl = 0; zl < nl; zl++)
+  MPI_OK(MPI_Alltoall(sendbuf, count, MPI_DOUBLE, recvbuf, count, MPI_DOUBLE, MPI_COMM_WORLD));
+  for (int s = 0; s < t_size; s++)
+    for (int slow = 0; slow < nl; slow++)
       for (int y = 0; y < N; y++)
-        memcpy(&sendbuf[r * block + ((size_t)zl * N + y) * nl], &ZS(zs, zl, y, r * nl),
-               nl * sizeof(Cplx));
-  alltoall();
-  for (int s = 0; s < k_size; s++)
-    for (int zl = 0; zl < nl; zl++)
-      for (int y = 0; y < N; y++)
-        for (int xl = 0; xl < nl; xl++)
-          XS(xs, xl, y, s * nl + zl) = recvbuf[s * block + ((size_t)zl * N + y) * nl + xl];
-}
-
-/* x-slab -> z-slab. Block for rank r: [xl][y][z - r*nl]. */
-static void to_zslab(const Cplx *xs, Cplx *zs) {
-  size_t block = (size_t)nl * N * nl;
-  for (int r = 0; r < k_size; r++)
-    for (int xl = 0; xl < nl; xl++)
-      for (int y = 0; y < N; y++)
-        memcpy(&sendbuf[r * block + ((size_t)xl * N + y) * nl], &XS(xs, xl, y, r * nl),
-               nl * sizeof(Cplx));
-  alltoall();
-  for (int s = 0; s < k_size; s++)
-    for (int xl = 0; xl < nl; xl++)
-      for (int y = 0; y < N; y++)
-        for (int zl = 0; zl < nl; zl++)
-          ZS(zs, zl, y, s * nl + xl) = recvbuf[s * block + ((size_t)xl * N + y) * nl + zl];
+        for (int fast = 0; fast < nl; fast++)
+          XS(dst, fast, y, s * nl + slow) = recvbuf[s * block + ((size_t)slow * N + y) * nl + fast];
 }
 
 static void fft_xy(Cplx *zs, int sign) {
@@ -97,7 +81,7 @@ static void fft_xy(Cplx *zs, int sign) {
 
 static void forward(Cplx *zs, Cplx *xs) {
   fft_xy(zs, -1);
-  to_xslab(zs, xs);
+  transpose(zs, xs);
   for (int xl = 0; xl < nl; xl++)
     for (int y = 0; y < N; y++) fft1(&XS(xs, xl, y, 0), N, 1, -1);
 }
@@ -106,7 +90,7 @@ static void forward(Cplx *zs, Cplx *xs) {
 static void inverse(Cplx *xs, Cplx *zs) {
   for (int xl = 0; xl < nl; xl++)
     for (int y = 0; y < N; y++) fft1(&XS(xs, xl, y, 0), N, 1, +1);
-  to_zslab(xs, zs);
+  transpose(xs, zs);
   fft_xy(zs, +1);
   double scale = 1.0 / ((double)N * N * N);
   for (size_t i = 0; i < (size_t)nl * N * N; i++) {
@@ -116,16 +100,16 @@ static void inverse(Cplx *xs, Cplx *zs) {
 }
 
 int main(int argc, char **argv) {
-  k_init(&argc, &argv, "fft3d");
-  K_CHECK(N % k_size == 0, "N=%d is not divisible by %d ranks", N, k_size);
-  nl = N / k_size;
+  t_init(&argc, &argv, "fft3d");
+  CHECK(N % t_size == 0, "N=%d is not divisible by %d ranks", N, t_size);
+  nl = N / t_size;
   size_t local = (size_t)nl * N * N;
   Cplx *zs = malloc(local * sizeof(Cplx)), *xs = malloc(local * sizeof(Cplx));
   Cplx *orig = malloc(local * sizeof(Cplx));
   sendbuf = malloc(local * sizeof(Cplx));
   recvbuf = malloc(local * sizeof(Cplx));
-  K_CHECK(zs && xs && orig && sendbuf && recvbuf, "out of memory");
-  int z0 = k_rank * nl, x0 = k_rank * nl;
+  CHECK(zs && xs && orig && sendbuf && recvbuf, "out of memory");
+  int z0 = t_rank * nl, x0 = t_rank * nl;
 
   /* (1) a plane wave */
   const int kx = 3, ky = N - 5, kz = N / 2 + 1;
@@ -146,8 +130,8 @@ int main(int argc, char **argv) {
         worst = fmax(worst, fmax(fabs(v.re - want), fabs(v.im)));
       }
   double all_worst;
-  K_MPI(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  K_CHECK(all_worst < 1e-6, "plane wave (%d,%d,%d): max deviation from the delta %g", kx, ky, kz,
+  MPI_OK(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  CHECK(all_worst < 1e-6, "plane wave (%d,%d,%d): max deviation from the delta %g", kx, ky, kz,
           all_worst);
   double plane_error = all_worst;
 
@@ -175,14 +159,14 @@ int main(int argc, char **argv) {
   worst = 0.0;
   for (size_t i = 0; i < local; i++)
     worst = fmax(worst, fmax(fabs(zs[i].re - orig[i].re), fabs(zs[i].im - orig[i].im)));
-  K_MPI(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  K_CHECK(all_worst < 1e-12, "%d forward+inverse round trips: max deviation %g", REPEAT, all_worst);
+  MPI_OK(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  CHECK(all_worst < 1e-12, "%d forward+inverse round trips: max deviation %g", REPEAT, all_worst);
   double e[2] = {energy_in, energy_out}, all_e[2];
-  K_MPI(MPI_Allreduce(e, all_e, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  MPI_OK(MPI_Allreduce(e, all_e, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
   double ratio = all_e[1] / (all_e[0] * N * N * N);
-  K_CHECK(fabs(ratio - 1.0) < 1e-10, "Parseval: output energy / (N^3 input energy) = %.15f", ratio);
-  if (k_rank == 0)
-    printf("fft3d: N=%d, %d slabs, plane wave error %.2e, round trip error %.2e\n", N, k_size,
+  CHECK(fabs(ratio - 1.0) < 1e-10, "Parseval: output energy / (N^3 input energy) = %.15f", ratio);
+  if (t_rank == 0)
+    printf("fft3d: N=%d, %d slabs, plane wave error %.2e, round trip error %.2e\n", N, t_size,
            plane_error, all_worst);
   free(zs); free(xs); free(orig); free(sendbuf); free(recvbuf);
   k_finish(elapsed);

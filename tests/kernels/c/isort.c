@@ -13,21 +13,21 @@
 
 enum { TOTAL = 1 << 21, MAX_KEY = 1 << 19, REPEAT = 10 };
 
-static int owner(uint32_t key) { return (int)((uint64_t)key * k_size / MAX_KEY); }
+static int owner(uint32_t key) { return (int)((uint64_t)key * t_size / MAX_KEY); }
 
 int main(int argc, char **argv) {
-  k_init(&argc, &argv, "isort");
+  t_init(&argc, &argv, "isort");
   int lo, hi;
-  k_block(TOTAL, k_size, k_rank, &lo, &hi);
+  k_block(TOTAL, t_size, t_rank, &lo, &hi);
   int mine = hi - lo;
   int key_lo, key_hi;
-  k_block(MAX_KEY, k_size, k_rank, &key_lo, &key_hi);
+  k_block(MAX_KEY, t_size, t_rank, &key_lo, &key_hi);
   uint32_t *keys = malloc(sizeof(uint32_t) * mine), *outgoing = malloc(sizeof(uint32_t) * mine);
-  int *send_counts = calloc(k_size, sizeof(int)), *recv_counts = calloc(k_size, sizeof(int));
-  int *send_displs = calloc(k_size, sizeof(int)), *recv_displs = calloc(k_size, sizeof(int));
-  int *fill = calloc(k_size, sizeof(int));
+  int *send_counts = calloc(t_size, sizeof(int)), *recv_counts = calloc(t_size, sizeof(int));
+  int *send_displs = calloc(t_size, sizeof(int)), *recv_displs = calloc(t_size, sizeof(int));
+  int *fill = calloc(t_size, sizeof(int));
   int *histogram = calloc(key_hi - key_lo + 1, sizeof(int));
-  K_CHECK(keys && outgoing && send_counts && recv_counts && send_displs && recv_displs && fill &&
+  CHECK(keys && outgoing && send_counts && recv_counts && send_displs && recv_displs && fill &&
           histogram, "out of memory");
   /* checksums of the generated keys: count, sum, sum of hashes */
   uint64_t made[3] = {(uint64_t)mine, 0, 0};
@@ -42,11 +42,11 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   for (int rep = 0; rep < REPEAT; rep++) {
-    memset(send_counts, 0, sizeof(int) * k_size);
+    memset(send_counts, 0, sizeof(int) * t_size);
     for (int i = 0; i < mine; i++) send_counts[owner(keys[i])]++;
-    K_MPI(MPI_Alltoall(send_counts, 1, MPI_INT, recv_counts, 1, MPI_INT, MPI_COMM_WORLD));
+    MPI_OK(MPI_Alltoall(send_counts, 1, MPI_INT, recv_counts, 1, MPI_INT, MPI_COMM_WORLD));
     received = 0;
-    for (int r = 0; r < k_size; r++) {
+    for (int r = 0; r < t_size; r++) {
       send_displs[r] = r ? send_displs[r - 1] + send_counts[r - 1] : 0;
       recv_displs[r] = received;
       received += recv_counts[r];
@@ -55,13 +55,13 @@ int main(int argc, char **argv) {
     for (int i = 0; i < mine; i++) outgoing[fill[owner(keys[i])]++] = keys[i];
     free(sorted);
     sorted = malloc(sizeof(uint32_t) * (received + 1));
-    K_CHECK(sorted, "out of memory for %d keys", received);
-    K_MPI(MPI_Alltoallv(outgoing, send_counts, send_displs, MPI_UINT32_T, sorted, recv_counts,
+    CHECK(sorted, "out of memory for %d keys", received);
+    MPI_OK(MPI_Alltoallv(outgoing, send_counts, send_displs, MPI_UINT32_T, sorted, recv_counts,
                         recv_displs, MPI_UINT32_T, MPI_COMM_WORLD));
     /* counting sort of my range */
     memset(histogram, 0, sizeof(int) * (key_hi - key_lo));
     for (int i = 0; i < received; i++) {
-      K_CHECK(sorted[i] >= (uint32_t)key_lo && sorted[i] < (uint32_t)key_hi,
+      CHECK(sorted[i] >= (uint32_t)key_lo && sorted[i] < (uint32_t)key_hi,
               "received key %u outside my range [%d, %d)", sorted[i], key_lo, key_hi);
       histogram[sorted[i] - key_lo]++;
     }
@@ -72,30 +72,30 @@ int main(int argc, char **argv) {
 
   uint64_t got[3] = {(uint64_t)received, 0, 0};
   for (int i = 0; i < received; i++) {
-    if (i > 0) K_CHECK(sorted[i - 1] <= sorted[i], "keys %d and %d out of order", i - 1, i);
+    if (i > 0) CHECK(sorted[i - 1] <= sorted[i], "keys %d and %d out of order", i - 1, i);
     got[1] += sorted[i];
     got[2] += k_mix(sorted[i] ^ 0x5bd1e995u);
   }
   /* boundary between neighbours: my first key against my left neighbour's last */
-  int left = k_rank > 0 ? k_rank - 1 : MPI_PROC_NULL;
-  int right = k_rank < k_size - 1 ? k_rank + 1 : MPI_PROC_NULL;
+  int left = t_rank > 0 ? t_rank - 1 : MPI_PROC_NULL;
+  int right = t_rank < t_size - 1 ? t_rank + 1 : MPI_PROC_NULL;
   int64_t my_last = received ? (int64_t)sorted[received - 1] : -1, left_last = -1;
-  K_MPI(MPI_Sendrecv(&my_last, 1, MPI_INT64_T, right, 7, &left_last, 1, MPI_INT64_T, left, 7,
+  MPI_OK(MPI_Sendrecv(&my_last, 1, MPI_INT64_T, right, 7, &left_last, 1, MPI_INT64_T, left, 7,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-  if (received) K_CHECK(left_last <= (int64_t)sorted[0], "left neighbour's last key %lld > my first %u",
+  if (received) CHECK(left_last <= (int64_t)sorted[0], "left neighbour's last key %lld > my first %u",
                         (long long)left_last, sorted[0]);
   uint64_t all_made[3], all_got[3];
-  K_MPI(MPI_Allreduce(made, all_made, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
-  K_MPI(MPI_Allreduce(got, all_got, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
-  K_CHECK(all_made[0] == TOTAL, "generated %llu keys, expected %d", (unsigned long long)all_made[0], TOTAL);
-  K_CHECK(all_got[0] == all_made[0], "sorted %llu keys, generated %llu",
+  MPI_OK(MPI_Allreduce(made, all_made, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
+  MPI_OK(MPI_Allreduce(got, all_got, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
+  CHECK(all_made[0] == TOTAL, "generated %llu keys, expected %d", (unsigned long long)all_made[0], TOTAL);
+  CHECK(all_got[0] == all_made[0], "sorted %llu keys, generated %llu",
           (unsigned long long)all_got[0], (unsigned long long)all_made[0]);
-  K_CHECK(all_got[1] == all_made[1], "key sum %llu after sorting, %llu before",
+  CHECK(all_got[1] == all_made[1], "key sum %llu after sorting, %llu before",
           (unsigned long long)all_got[1], (unsigned long long)all_made[1]);
-  K_CHECK(all_got[2] == all_made[2], "key hash sum %llx after sorting, %llx before",
+  CHECK(all_got[2] == all_made[2], "key hash sum %llx after sorting, %llx before",
           (unsigned long long)all_got[2], (unsigned long long)all_made[2]);
-  if (k_rank == 0)
-    printf("isort: %d keys < %d over %d ranks, %d sorts, checksum %llx\n", TOTAL, MAX_KEY, k_size,
+  if (t_rank == 0)
+    printf("isort: %d keys < %d over %d ranks, %d sorts, checksum %llx\n", TOTAL, MAX_KEY, t_size,
            REPEAT, (unsigned long long)all_got[2]);
   free(keys); free(outgoing); free(sorted); free(histogram); free(fill);
   free(send_counts); free(recv_counts); free(send_displs); free(recv_displs);

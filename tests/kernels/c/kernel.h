@@ -1,69 +1,26 @@
-/* Shared helpers of crossmpi's C application kernels (tests/kernels/c).
- *
- * A kernel calls k_init() first and k_finish() last. A failed check prints
- * "FAIL <kernel> rank <r>: <file>:<line>: <what>" and aborts the whole job, so the
- * runner sees the failure whichever rank found it. k_finish() prints the slowest
- * rank's timed-section duration as "TIME <seconds>" (read by bench/kernels/run.sh)
- * and "OK <kernel>" (read by tests/kernels/run.sh).
+/* Shared helpers of crossmpi's C application kernels (tests/kernels/c), on top of the
+ * C tests' tests/mpi/common.h: t_init(), CHECK(cond, fmt, ...) and MPI_OK(call) (a
+ * failed check aborts the whole job with "FAIL <kernel> rank <r>: ..."), t_rank,
+ * t_size. A kernel ends with k_finish(seconds), which prints the slowest rank's
+ * timed-section duration as "TIME <seconds>" (read by bench/kernels/run.sh) and then,
+ * through t_finish(), "OK <kernel>" (read by tests/kernels/run.sh).
  */
 #ifndef CROSSMPI_KERNEL_H
 #define CROSSMPI_KERNEL_H
 
 #include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-static const char *k_name = "?";
-static int k_rank = -1;
-static int k_size = 0;
-
-static inline void k_fail(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "FAIL %s rank %d: %s:%d: ", k_name, k_rank, file, line);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  exit(1); /* only reached if MPI_Abort itself returns */
-}
-
-/* K_CHECK(cond, "expected %d, got %d", a, b) */
-#define K_CHECK(cond, ...)                                                      \
-  do {                                                                          \
-    if (!(cond)) k_fail(__FILE__, __LINE__, "check `" #cond "` failed: " __VA_ARGS__); \
-  } while (0)
-
-/* Aborts unless an MPI call returned MPI_SUCCESS. */
-#define K_MPI(call)                                                             \
-  do {                                                                          \
-    int k_rc_ = (call);                                                         \
-    if (k_rc_ != MPI_SUCCESS) k_fail(__FILE__, __LINE__, "%s returned %d", #call, k_rc_); \
-  } while (0)
-
-static inline void k_init(int *argc, char ***argv, const char *name) {
-  k_name = name;
-  K_MPI(MPI_Init(argc, argv));
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  K_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &k_rank));
-  K_MPI(MPI_Comm_size(MPI_COMM_WORLD, &k_size));
-}
+#include "../../mpi/common.h"
 
 /* Reports the timed section (the slowest rank's) and success, then finalizes. */
 static inline void k_finish(double seconds) {
   double slowest = 0.0;
-  K_MPI(MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
-  if (k_rank == 0) {
+  MPI_OK(MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+  if (t_rank == 0) {
     printf("TIME %.6f\n", slowest);
-    printf("OK %s\n", k_name);
     fflush(stdout);
   }
-  K_MPI(MPI_Finalize());
+  t_finish();
 }
 
 /* Splits p ranks into a rows x cols process grid, rows <= cols, as square as p allows. */

@@ -53,22 +53,22 @@ static void make_types(Level *L) {
   MPI_Datatype *x_types[4] = {&L->x_recv_lo, &L->x_send_lo, &L->x_send_hi, &L->x_recv_hi};
   for (int s = 0; s < 4; s++) {
     starts[2] = s == 0 ? 0 : s == 1 ? 1 : s == 2 ? L->nx : L->nx + 1;
-    K_MPI(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_DOUBLE, x_types[s]));
-    K_MPI(MPI_Type_commit(x_types[s]));
+    MPI_OK(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_DOUBLE, x_types[s]));
+    MPI_OK(MPI_Type_commit(x_types[s]));
   }
-  K_MPI(MPI_Type_vector(L->nz + 2, L->nx + 2, (L->ny + 2) * (L->nx + 2), MPI_DOUBLE, &L->y_plane));
-  K_MPI(MPI_Type_commit(&L->y_plane));
-  K_MPI(MPI_Type_contiguous((L->ny + 2) * (L->nx + 2), MPI_DOUBLE, &L->z_plane));
-  K_MPI(MPI_Type_commit(&L->z_plane));
+  MPI_OK(MPI_Type_vector(L->nz + 2, L->nx + 2, (L->ny + 2) * (L->nx + 2), MPI_DOUBLE, &L->y_plane));
+  MPI_OK(MPI_Type_commit(&L->y_plane));
+  MPI_OK(MPI_Type_contiguous((L->ny + 2) * (L->nx + 2), MPI_DOUBLE, &L->z_plane));
+  MPI_OK(MPI_Type_commit(&L->z_plane));
 }
 
 /* Refreshes v's halo: neighbours' planes, and the mirror (-v) at the cube's faces so
  * that the face value is 0. */
 static void halo(Level *L, double *v) {
   /* x: subarray types over the whole array */
-  K_MPI(MPI_Sendrecv(v, 1, L->x_send_lo, lo_nb[2], 10, v, 1, L->x_recv_hi, hi_nb[2], 10,
+  MPI_OK(MPI_Sendrecv(v, 1, L->x_send_lo, lo_nb[2], 10, v, 1, L->x_recv_hi, hi_nb[2], 10,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-  K_MPI(MPI_Sendrecv(v, 1, L->x_send_hi, hi_nb[2], 11, v, 1, L->x_recv_lo, lo_nb[2], 11,
+  MPI_OK(MPI_Sendrecv(v, 1, L->x_send_hi, hi_nb[2], 11, v, 1, L->x_recv_lo, lo_nb[2], 11,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   for (int z = 0; z < L->nz + 2; z++)
     for (int y = 0; y < L->ny + 2; y++) {
@@ -76,9 +76,9 @@ static void halo(Level *L, double *v) {
       if (coords[2] == dims[2] - 1) v[IDX(L, z, y, L->nx + 1)] = -v[IDX(L, z, y, L->nx)];
     }
   /* y: one vector type placed at the plane */
-  K_MPI(MPI_Sendrecv(&v[IDX(L, 0, 1, 0)], 1, L->y_plane, lo_nb[1], 12, &v[IDX(L, 0, L->ny + 1, 0)],
+  MPI_OK(MPI_Sendrecv(&v[IDX(L, 0, 1, 0)], 1, L->y_plane, lo_nb[1], 12, &v[IDX(L, 0, L->ny + 1, 0)],
                      1, L->y_plane, hi_nb[1], 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-  K_MPI(MPI_Sendrecv(&v[IDX(L, 0, L->ny, 0)], 1, L->y_plane, hi_nb[1], 13, &v[IDX(L, 0, 0, 0)], 1,
+  MPI_OK(MPI_Sendrecv(&v[IDX(L, 0, L->ny, 0)], 1, L->y_plane, hi_nb[1], 13, &v[IDX(L, 0, 0, 0)], 1,
                      L->y_plane, lo_nb[1], 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   for (int z = 0; z < L->nz + 2; z++)
     for (int x = 0; x < L->nx + 2; x++) {
@@ -86,9 +86,9 @@ static void halo(Level *L, double *v) {
       if (coords[1] == dims[1] - 1) v[IDX(L, z, L->ny + 1, x)] = -v[IDX(L, z, L->ny, x)];
     }
   /* z: contiguous planes */
-  K_MPI(MPI_Sendrecv(&v[IDX(L, 1, 0, 0)], 1, L->z_plane, lo_nb[0], 14, &v[IDX(L, L->nz + 1, 0, 0)],
+  MPI_OK(MPI_Sendrecv(&v[IDX(L, 1, 0, 0)], 1, L->z_plane, lo_nb[0], 14, &v[IDX(L, L->nz + 1, 0, 0)],
                      1, L->z_plane, hi_nb[0], 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-  K_MPI(MPI_Sendrecv(&v[IDX(L, L->nz, 0, 0)], 1, L->z_plane, hi_nb[0], 15, &v[IDX(L, 0, 0, 0)], 1,
+  MPI_OK(MPI_Sendrecv(&v[IDX(L, L->nz, 0, 0)], 1, L->z_plane, hi_nb[0], 15, &v[IDX(L, 0, 0, 0)], 1,
                      L->z_plane, lo_nb[0], 15, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   for (int y = 0; y < L->ny + 2; y++)
     for (int x = 0; x < L->nx + 2; x++) {
@@ -161,21 +161,21 @@ static double norm2(Level *L, const double *v) {
   for (int z = 1; z <= L->nz; z++)
     for (int y = 1; y <= L->ny; y++)
       for (int x = 1; x <= L->nx; x++) local += v[IDX(L, z, y, x)] * v[IDX(L, z, y, x)];
-  K_MPI(MPI_Allreduce(&local, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  MPI_OK(MPI_Allreduce(&local, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
   return sqrt(all);
 }
 
 int main(int argc, char **argv) {
-  k_init(&argc, &argv, "mg");
-  grid3(k_size);
-  coords[0] = k_rank / (dims[1] * dims[2]);
-  coords[1] = k_rank / dims[2] % dims[1];
-  coords[2] = k_rank % dims[2];
+  t_init(&argc, &argv, "mg");
+  grid3(t_size);
+  coords[0] = t_rank / (dims[1] * dims[2]);
+  coords[1] = t_rank / dims[2] % dims[1];
+  coords[2] = t_rank % dims[2];
   int stride[3] = {dims[1] * dims[2], dims[2], 1};
   for (int d = 0; d < 3; d++) {
-    K_CHECK(N % dims[d] == 0, "N=%d not divisible by %d ranks in dimension %d", N, dims[d], d);
-    lo_nb[d] = coords[d] > 0 ? k_rank - stride[d] : MPI_PROC_NULL;
-    hi_nb[d] = coords[d] < dims[d] - 1 ? k_rank + stride[d] : MPI_PROC_NULL;
+    CHECK(N % dims[d] == 0, "N=%d not divisible by %d ranks in dimension %d", N, dims[d], d);
+    lo_nb[d] = coords[d] > 0 ? t_rank - stride[d] : MPI_PROC_NULL;
+    hi_nb[d] = coords[d] < dims[d] - 1 ? t_rank + stride[d] : MPI_PROC_NULL;
   }
   int n[3] = {N / dims[0], N / dims[1], N / dims[2]};
   double h = 1.0 / N;
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
     L->u = calloc(cells, sizeof(double));
     L->f = calloc(cells, sizeof(double));
     L->r = calloc(cells, sizeof(double));
-    K_CHECK(L->u && L->f && L->r, "out of memory");
+    CHECK(L->u && L->f && L->r, "out of memory");
     make_types(L);
     if (n[0] % 2 || n[1] % 2 || n[2] % 2) { levels++; break; }
     n[0] /= 2; n[1] /= 2; n[2] /= 2; h *= 2;
@@ -212,8 +212,8 @@ int main(int argc, char **argv) {
     cycles++;
   }
   double elapsed = MPI_Wtime() - t0;
-  K_CHECK(r <= 1e-9 * r0, "residual reduced only to %g of the initial one in %d V-cycles", r / r0, cycles);
-  K_CHECK(worst_factor < 1.0 / 3.0, "a V-cycle reduced the residual only by a factor %g", worst_factor);
+  CHECK(r <= 1e-9 * r0, "residual reduced only to %g of the initial one in %d V-cycles", r / r0, cycles);
+  CHECK(worst_factor < 1.0 / 3.0, "a V-cycle reduced the residual only by a factor %g", worst_factor);
   double err = 0.0, all_err;
   for (int z = 1; z <= F->nz; z++)
     for (int y = 1; y <= F->ny; y++)
@@ -222,9 +222,9 @@ int main(int argc, char **argv) {
                        sin(PI * (z0 + z - 0.5) / N);
         err = fmax(err, fabs(F->u[IDX(F, z, y, x)] - exact));
       }
-  K_MPI(MPI_Allreduce(&err, &all_err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  K_CHECK(all_err < 3e-3, "max |u - exact| = %g, above the discretisation error", all_err);
-  if (k_rank == 0)
+  MPI_OK(MPI_Allreduce(&err, &all_err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  CHECK(all_err < 3e-3, "max |u - exact| = %g, above the discretisation error", all_err);
+  if (t_rank == 0)
     printf("mg: N=%d grid %dx%dx%d, %d levels, %d V-cycles, worst factor %.3f, error %.2e\n", N,
            dims[0], dims[1], dims[2], levels, cycles, worst_factor, all_err);
   for (int l = 0; l < levels; l++) {

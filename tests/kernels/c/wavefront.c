@@ -27,14 +27,14 @@ static void sweep_block(double *a, const double *prev, int k, int i0, int i1, in
 }
 
 int main(int argc, char **argv) {
-  k_init(&argc, &argv, "wavefront");
+  t_init(&argc, &argv, "wavefront");
   int prow, pcol;
-  k_grid2(k_size, &prow, &pcol);
-  int my_row = k_rank / pcol, my_col = k_rank % pcol;
-  int north = my_row > 0 ? k_rank - pcol : MPI_PROC_NULL;
-  int south = my_row < prow - 1 ? k_rank + pcol : MPI_PROC_NULL;
-  int west = my_col > 0 ? k_rank - 1 : MPI_PROC_NULL;
-  int east = my_col < pcol - 1 ? k_rank + 1 : MPI_PROC_NULL;
+  k_grid2(t_size, &prow, &pcol);
+  int my_row = t_rank / pcol, my_col = t_rank % pcol;
+  int north = my_row > 0 ? t_rank - pcol : MPI_PROC_NULL;
+  int south = my_row < prow - 1 ? t_rank + pcol : MPI_PROC_NULL;
+  int west = my_col > 0 ? t_rank - 1 : MPI_PROC_NULL;
+  int east = my_col < pcol - 1 ? t_rank + 1 : MPI_PROC_NULL;
   int i0, i1, j0, j1;
   k_block(NI, prow, my_row, &i0, &i1);
   k_block(NJ, pcol, my_col, &j0, &j1);
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   /* per plane: current and previous sweep, with a halo row 0 and column 0 */
   double *cur = calloc(NK * plane, sizeof(double)), *prev = calloc(NK * plane, sizeof(double));
   double *column = malloc(sizeof(double) * (ni + 1));
-  K_CHECK(cur && prev && column, "out of memory");
+  CHECK(cur && prev && column, "out of memory");
 
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
@@ -52,16 +52,16 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NK; k++) {
       double *a = cur + k * plane;
       /* north: my halo row 0; west: my halo column 0 (zeros at the plane's edge) */
-      K_MPI(MPI_Recv(&a[1], nj, MPI_DOUBLE, north, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      MPI_OK(MPI_Recv(&a[1], nj, MPI_DOUBLE, north, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
       if (west != MPI_PROC_NULL) {
-        K_MPI(MPI_Recv(column, ni, MPI_DOUBLE, west, NK + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Recv(column, ni, MPI_DOUBLE, west, NK + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int i = 1; i <= ni; i++) a[i * w] = column[i - 1];
       }
       sweep_block(a, prev + k * plane, k, i0, i1, j0, j1, w);
-      K_MPI(MPI_Send(&a[ni * w + 1], nj, MPI_DOUBLE, south, k, MPI_COMM_WORLD));
+      MPI_OK(MPI_Send(&a[ni * w + 1], nj, MPI_DOUBLE, south, k, MPI_COMM_WORLD));
       if (east != MPI_PROC_NULL) {
         for (int i = 1; i <= ni; i++) column[i - 1] = a[i * w + nj];
-        K_MPI(MPI_Send(column, ni, MPI_DOUBLE, east, NK + k, MPI_COMM_WORLD));
+        MPI_OK(MPI_Send(column, ni, MPI_DOUBLE, east, NK + k, MPI_COMM_WORLD));
       }
     }
   }
@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
   int sw = NJ + 1;
   size_t splane = (size_t)(NI + 1) * sw;
   double *ref = calloc(splane, sizeof(double)), *ref_prev = calloc(splane, sizeof(double));
-  K_CHECK(ref && ref_prev, "out of memory");
+  CHECK(ref && ref_prev, "out of memory");
   double worst = 0.0;
   for (int k = 0; k < NK; k++) {
     memset(ref, 0, splane * sizeof(double));
@@ -85,9 +85,9 @@ int main(int argc, char **argv) {
         worst = fmax(worst, fabs(a[i * w + j] - ref[(i0 + i) * sw + j0 + j]));
   }
   double all_worst;
-  K_MPI(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  K_CHECK(all_worst <= 1e-12, "max difference from the serial sweep %g", all_worst);
-  if (k_rank == 0)
+  MPI_OK(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  CHECK(all_worst <= 1e-12, "max difference from the serial sweep %g", all_worst);
+  if (t_rank == 0)
     printf("wavefront: %d planes of %dx%d, grid %dx%d, %d sweeps, max difference %.1e\n", NK, NI,
            NJ, prow, pcol, SWEEPS, all_worst);
   free(cur); free(prev); free(column); free(ref); free(ref_prev);

@@ -129,7 +129,7 @@ program cg
   call matvec(u, q)
   err(1) = maxval(abs(u(1:nr, 1:nc) - exact(1:nr, 1:nc)))
   err(2) = sum((b(1:nr, 1:nc) - q(1:nr, 1:nc))**2)
-  call MPI_Allreduce(err(1), all_err(1), 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  all_err(1) = k_global_max(err(1))
   call MPI_Allreduce(err(2), all_err(2), 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   write (msg, '(a,es10.3,a,es10.3)') 'max |u - u*| = ', all_err(1), ', true |r|/|b| = ', &
     sqrt(all_err(2) / bb)

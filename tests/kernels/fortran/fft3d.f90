@@ -55,48 +55,28 @@ contains
     call k_mpi(ierr, 'MPI_Alltoall')
   end subroutine
 
-  ! zs(x, y, zl) -> xs(z, y, xl); the block for rank r holds x in r's range.
-  subroutine to_xslab(zs, xs)
-    complex(dp), intent(in) :: zs(0:, 0:, :)
-    complex(dp), intent(out) :: xs(0:, 0:, :)
-    integer :: r, zl, y, xl
+  ! The global transpose between the two slab layouts, both (fast, y, slow) with the
+  ! fast index global and the slow one local: z-slab -> x-slab and x-slab -> z-slab
+  ! are the same operation. The block for rank r holds my slow planes restricted to
+  ! r's fast range; what arrives from rank r becomes fast positions r*nl.. of my new
+  ! slow planes.
+  subroutine transpose(src, dst)
+    complex(dp), intent(in) :: src(0:, 0:, :)
+    complex(dp), intent(out) :: dst(0:, 0:, :)
+    integer :: r, slow, y, fast
     do r = 0, ksize - 1
-      do zl = 1, nl
+      do slow = 1, nl
         do y = 0, n - 1
-          sendbuf(:, y, zl, r) = zs(r * nl:r * nl + nl - 1, y, zl)
+          sendbuf(:, y, slow, r) = src(r * nl:r * nl + nl - 1, y, slow)
         end do
       end do
     end do
     call alltoall()
     do r = 0, ksize - 1
-      do zl = 1, nl
+      do slow = 1, nl
         do y = 0, n - 1
-          do xl = 1, nl
-            xs(r * nl + zl - 1, y, xl) = recvbuf(xl, y, zl, r)
-          end do
-        end do
-      end do
-    end do
-  end subroutine
-
-  ! xs(z, y, xl) -> zs(x, y, zl); the block for rank r holds z in r's range.
-  subroutine to_zslab(xs, zs)
-    complex(dp), intent(in) :: xs(0:, 0:, :)
-    complex(dp), intent(out) :: zs(0:, 0:, :)
-    integer :: r, zl, y, xl
-    do r = 0, ksize - 1
-      do xl = 1, nl
-        do y = 0, n - 1
-          sendbuf(:, y, xl, r) = xs(r * nl:r * nl + nl - 1, y, xl)
-        end do
-      end do
-    end do
-    call alltoall()
-    do r = 0, ksize - 1
-      do xl = 1, nl
-        do y = 0, n - 1
-          do zl = 1, nl
-            zs(r * nl + xl - 1, y, zl) = recvbuf(zl, y, xl, r)
+          do fast = 1, nl
+            dst(r * nl + slow - 1, y, fast) = recvbuf(fast, y, slow, r)
           end do
         end do
       end do
@@ -137,7 +117,7 @@ program fft3d
       end do
     end do
   end do
-  call MPI_Allreduce(worst, plane_error, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  plane_error = k_global_max(worst)
   write (msg, '(a,es10.3)') 'plane wave: max deviation from the delta ', plane_error
   call k_check(plane_error < 1.0d-6, msg)
 
@@ -161,7 +141,7 @@ program fft3d
   end do
   elapsed = MPI_Wtime() - t0
   worst = maxval(abs(zs - orig))
-  call MPI_Allreduce(worst, all_worst, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  all_worst = k_global_max(worst)
   write (msg, '(a,es10.3)') 'forward+inverse round trips: max deviation ', all_worst
   call k_check(all_worst < 1.0d-12, msg)
   call MPI_Allreduce(e, all_e, 2, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -192,7 +172,7 @@ contains
     complex(dp), intent(inout) :: zsl(0:, 0:, :), xsl(0:, 0:, :)
     integer :: i, k
     call xy(zsl, -1)
-    call to_xslab(zsl, xsl)
+    call transpose(zsl, xsl)
     do k = 1, nl
       do i = 0, n - 1
         call fft1(xsl(:, i, k), -1)
@@ -208,7 +188,7 @@ contains
         call fft1(xsl(:, i, k), 1)
       end do
     end do
-    call to_zslab(xsl, zsl)
+    call transpose(xsl, zsl)
     call xy(zsl, 1)
     zsl = zsl / real(n, dp)**3
   end subroutine

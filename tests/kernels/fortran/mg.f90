@@ -255,7 +255,7 @@ program mg
       end do
     end do
   end do
-  call MPI_Allreduce(err, all_err, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  all_err = k_global_max(err)
   write (msg, '(a,es10.3)') 'max |u - exact| above the discretisation error: ', all_err
   call k_check(all_err < 3.0d-3, msg)
   if (krank == 0) write (*, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a,f5.3,a,es9.2)') 'mg: N=', n, &

@@ -95,7 +95,7 @@ program wavefront
     end do
     worst = max(worst, maxval(abs(a(1:mi, 1:mj, k, cur) - ref(i0:i1, j0:j1))))
   end do
-  call MPI_Allreduce(worst, all_worst, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  all_worst = k_global_max(worst)
   write (msg, '(a,es10.3)') 'max difference from the serial sweep ', all_worst
   call k_check(all_worst <= 1.0d-12, msg)
   if (krank == 0) write (*, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,es8.1)') 'wavefront: ', nk, ' planes of ', &
