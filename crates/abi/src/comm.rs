@@ -47,6 +47,19 @@ pub fn handle_of(rt: &Runtime, id: CommId) -> usize {
     }
 }
 
+/// The communicator a handle names, outside a runtime closure.
+pub fn id_of(function: &str, h: usize) -> MpiResult<CommId> {
+    runtime::with(function, |rt| resolve(rt, function, h))
+}
+
+/// The handle of a new communicator, or `MPI_COMM_NULL` for none.
+pub fn handle(function: &str, id: Option<CommId>) -> MpiResult<usize> {
+    match id {
+        Some(id) => runtime::with(function, |rt| Ok(handle_of(rt, id))),
+        None => Ok(MPI_COMM_NULL),
+    }
+}
+
 /// Runs `f` with the communicator a handle names.
 pub fn with_comm<R>(
     function: &str,

@@ -2,14 +2,13 @@
 //! from groups, split by node, compare, info hints, and intercommunicators.
 
 use crate::attr;
-use crate::comm::{handle_of, resolve, with_comm};
+use crate::comm::{handle, id_of, resolve, with_comm};
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::group::{self, similarity_code};
 use crate::handle::{self, Kind};
 use crate::info;
 use crate::util::out;
-use crossmpi_core::comm::CommId;
 use crossmpi_core::comm_ops;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::group::Similarity;
@@ -17,17 +16,6 @@ use crossmpi_core::request::{Request, Status};
 use crossmpi_core::runtime;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
-
-fn id_of(function: &str, h: usize) -> MpiResult<CommId> {
-    runtime::with(function, |rt| resolve(rt, function, h))
-}
-
-fn handle(function: &str, id: Option<CommId>) -> MpiResult<usize> {
-    match id {
-        Some(id) => runtime::with(function, |rt| Ok(handle_of(rt, id))),
-        None => Ok(MPI_COMM_NULL),
-    }
-}
 
 /// Duplicates `comm` with its attributes (through the copy callbacks); `hints`
 /// replace the parent's info hints when given.
@@ -180,7 +168,7 @@ export! {
             }
             // The peer communicator matters at the leaders only; others may pass anything.
             let peer = id_of(f, peer_comm).ok();
-            let new = comm_ops::intercomm_create(f, local, local_leader as usize, peer, remote_leader, tag)?;
+            let new = crossmpi_core::intercomm::create(f, local, local_leader as usize, peer, remote_leader, tag)?;
             out(f, "newintercomm", newintercomm, handle(f, Some(new))?)
         })
     }
@@ -188,7 +176,7 @@ export! {
     fn MPI_Intercomm_merge / PMPI_Intercomm_merge(intercomm: usize, high: c_int, newintracomm: *mut usize) -> c_int {
         let f = "MPI_Intercomm_merge";
         call(Scope::Comm(intercomm), || {
-            let new = comm_ops::intercomm_merge(f, id_of(f, intercomm)?, high != 0)?;
+            let new = crossmpi_core::intercomm::merge(f, id_of(f, intercomm)?, high != 0)?;
             out(f, "newintracomm", newintracomm, handle(f, Some(new))?)
         })
     }

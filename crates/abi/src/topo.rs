@@ -1,26 +1,13 @@
 //! Topology calls: Cartesian, graph and distributed graph communicators.
 
-use crate::comm::{handle_of, resolve, with_comm};
+use crate::comm::{handle, id_of, with_comm};
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::util::{count, out, slice, slice_mut};
-use crossmpi_core::comm::CommId;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
-use crossmpi_core::runtime;
 use crossmpi_core::topo::{self, Cart, DistGraph, Topology};
 use std::os::raw::c_int;
 use std::sync::Arc;
-
-fn id_of(function: &str, h: usize) -> MpiResult<CommId> {
-    runtime::with(function, |rt| resolve(rt, function, h))
-}
-
-fn handle(function: &str, id: Option<CommId>) -> MpiResult<usize> {
-    match id {
-        Some(id) => runtime::with(function, |rt| Ok(handle_of(rt, id))),
-        None => Ok(MPI_COMM_NULL),
-    }
-}
 
 /// The topology of a communicator (None: no topology).
 fn topology(function: &str, comm: usize) -> MpiResult<(Option<Arc<Topology>>, usize)> {

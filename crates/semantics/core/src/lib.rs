@@ -14,6 +14,7 @@ pub mod config;
 pub mod error;
 pub mod group;
 pub mod header;
+pub mod intercomm;
 pub mod matching;
 pub mod p2p;
 pub mod progress;

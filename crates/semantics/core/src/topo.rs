@@ -215,6 +215,13 @@ fn balanced(n: usize, k: usize, cap: usize, cur: &mut Vec<usize>, best: &mut Vec
     }
 }
 
+fn attach(function: &str, comm: CommId, topology: Topology) -> MpiResult<()> {
+    runtime::with(function, |rt| {
+        rt.comm_mut(function, comm)?.topology = Some(Arc::new(topology));
+        Ok(())
+    })
+}
+
 /// Attaches `topology` to a new communicator made from `parent`'s first `size` ranks
 /// (the others get `None`, i.e. `MPI_COMM_NULL`).
 fn create_over(
@@ -239,17 +246,14 @@ fn create_over(
     let color = if rank < size { 0 } else { UNDEFINED };
     let new = comm_ops::split(function, parent, color, rank as i32)?;
     if let Some(id) = new {
-        runtime::with(function, |rt| {
-            rt.comm_mut(function, id)?.topology = Some(Arc::new(topology));
-            Ok(())
-        })?;
+        attach(function, id, topology)?;
     }
     Ok(new)
 }
 
 /// `MPI_Cart_create`.
 pub fn cart_create(function: &str, parent: CommId, cart: Cart) -> MpiResult<Option<CommId>> {
-    check_not_inter(function, parent)?;
+    comm_ops::check_intra(function, parent)?;
     create_over(function, parent, cart.size(), Topology::Cart(cart))
 }
 
@@ -260,7 +264,7 @@ pub fn graph_create(
     index: Vec<usize>,
     edges: Vec<usize>,
 ) -> MpiResult<Option<CommId>> {
-    check_not_inter(function, parent)?;
+    comm_ops::check_intra(function, parent)?;
     let n = index.len();
     if index.windows(2).any(|w| w[1] < w[0]) || index.last().copied().unwrap_or(0) != edges.len() {
         return Err(MpiError::arg(
@@ -281,21 +285,6 @@ pub fn graph_create(
         ));
     }
     create_over(function, parent, n, Topology::Graph { index, edges })
-}
-
-fn check_not_inter(function: &str, comm: CommId) -> MpiResult<()> {
-    runtime::with(function, |rt| {
-        if rt.comm(function, comm)?.is_inter() {
-            return Err(MpiError::arg(
-                ErrorClass::Comm,
-                function,
-                "comm_old",
-                "an intercommunicator",
-                "topologies need an intracommunicator",
-            ));
-        }
-        Ok(())
-    })
 }
 
 /// `MPI_Cart_sub`: the sub-grid through this process keeping dimensions `keep`.
@@ -330,22 +319,16 @@ pub fn cart_sub(function: &str, comm: CommId, keep: &[bool]) -> MpiResult<CommId
     }
     let new = comm_ops::split(function, comm, color as i32, key as i32)?
         .expect("every member has a color");
-    runtime::with(function, |rt| {
-        rt.comm_mut(function, new)?.topology = Some(Arc::new(Topology::Cart(sub)));
-        Ok(())
-    })?;
+    attach(function, new, Topology::Cart(sub))?;
     Ok(new)
 }
 
 /// `MPI_Dist_graph_create_adjacent`: each process names its own edges.
 pub fn dist_graph_adjacent(function: &str, parent: CommId, g: DistGraph) -> MpiResult<CommId> {
-    check_not_inter(function, parent)?;
+    comm_ops::check_intra(function, parent)?;
     check_ranks(function, parent, g.sources.iter().chain(&g.destinations))?;
     let new = comm_ops::dup(function, parent)?;
-    runtime::with(function, |rt| {
-        rt.comm_mut(function, new)?.topology = Some(Arc::new(Topology::DistGraph(g)));
-        Ok(())
-    })?;
+    attach(function, new, Topology::DistGraph(g))?;
     Ok(new)
 }
 
@@ -381,7 +364,7 @@ pub fn dist_graph_create(
     edges: &[Edge],
     weighted: bool,
 ) -> MpiResult<CommId> {
-    check_not_inter(function, parent)?;
+    comm_ops::check_intra(function, parent)?;
     check_ranks(function, parent, edges.iter().flat_map(|e| [&e.0, &e.1]))?;
     let rank = runtime::with(function, |rt| Ok(rt.comm(function, parent)?.rank))?;
     // Two rounds of equal-sized blocks: the edge counts, then the edges padded to the
@@ -423,10 +406,7 @@ pub fn dist_graph_create(
         }
     }
     let new = comm_ops::dup(function, parent)?;
-    runtime::with(function, |rt| {
-        rt.comm_mut(function, new)?.topology = Some(Arc::new(Topology::DistGraph(g)));
-        Ok(())
-    })?;
+    attach(function, new, Topology::DistGraph(g))?;
     Ok(new)
 }
 
