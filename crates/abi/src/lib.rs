@@ -33,6 +33,7 @@ macro_rules! export {
 
 mod attr;
 mod coll;
+mod coll_exports;
 mod comm;
 mod comm_create;
 mod consts;
@@ -44,8 +45,8 @@ mod group;
 mod handle;
 mod info;
 mod op;
-mod pack;
 mod p2p;
+mod pack;
 mod tool;
 mod topo;
 mod types;

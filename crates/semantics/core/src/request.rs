@@ -111,6 +111,9 @@ pub enum ReqKind {
     Done,
     /// A started persistent request: the operation running on its behalf.
     Active(ReqId),
+    /// A nonblocking collective: its schedule runs in the runtime's `colls`, which
+    /// completes the request.
+    Coll,
 }
 
 pub struct Request {

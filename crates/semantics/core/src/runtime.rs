@@ -39,6 +39,8 @@ pub struct Runtime {
     pub universe_size: Option<usize>,
     /// The buffer attached for buffered-mode sends.
     pub bsend_buffer: Option<crate::p2p::BsendBuffer>,
+    /// Nonblocking collectives in progress.
+    pub colls: crate::coll::sched::Active,
     wait_policy: WaitPolicy,
 }
 
@@ -262,6 +264,7 @@ impl Runtime {
             appnum,
             universe_size,
             bsend_buffer: None,
+            colls: Default::default(),
         }
     }
 
@@ -274,6 +277,7 @@ impl Runtime {
         if let Some(tcp) = self.tcp.as_mut() {
             any |= tcp.poll(&mut self.st);
         }
+        any |= crate::coll::sched::progress(self);
         self.flush();
         for req in std::mem::take(&mut self.st.orphaned) {
             self.st.requests.remove(req);

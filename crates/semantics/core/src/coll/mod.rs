@@ -1,26 +1,44 @@
 //! Collective operations over the point-to-point protocols, on the communicator's
 //! collective context (so they never match user messages).
 //!
-//! This module holds the byte-level building blocks the runtime itself needs
-//! (communicator creation agrees on context ids with them, `MPI_Finalize` synchronises
-//! with a barrier); each algorithm is its own small function.
+//! Every collective builds a schedule ([`sched`]) with one of its algorithms (one folder
+//! per collective, one file per algorithm; [`select`] chooses) and runs it blocking or
+//! as a nonblocking request. Node-aware algorithms cut the communicator along the
+//! levels of [`levels`]. The byte-level `barrier`, `bcast_bytes` and `allgather_bytes`
+//! serve the runtime itself (context agreement, finalize).
+
+pub mod allgather;
+pub mod allreduce;
+pub mod alltoall;
+pub mod barrier;
+pub mod bcast;
+pub mod gather;
+pub mod inter;
+pub mod levels;
+pub mod neighbor;
+pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;
+pub mod scatter;
+pub mod sched;
+pub mod select;
+pub mod team;
 
 use crate::comm::{CommId, Group};
-use crate::error::MpiResult;
-use crate::header::Envelope;
-use crate::request::{ReqId, SendMode};
-use crate::runtime::{self, Runtime};
-use crate::userbuf;
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::reduce::ReduceOp;
+use crate::request::{ReqId, PROC_NULL};
+use crate::runtime;
+use crate::topo::Topology;
+use crate::userbuf::UserBuf;
+use inter::leaders::Side;
+use sched::{Mode, Sched, Span};
+use select::{forced, thresholds};
 use std::sync::Arc;
+use team::Team;
 
-/// Tags of the internal collectives on the collective context.
-#[derive(Clone, Copy)]
-#[repr(i32)]
-pub enum CollTag {
-    Barrier = 1,
-    Bcast = 2,
-    Allgather = 3,
-}
+/// `MPI_ROOT` (MPI-5.0 ABI value).
+pub const ROOT: i32 = -4;
 
 /// What a collective needs to know about its communicator.
 #[derive(Clone)]
@@ -45,127 +63,560 @@ impl Members {
             })
         })
     }
-
-    fn send(&self, rt: &mut Runtime, to: usize, tag: CollTag, data: &[u8]) -> ReqId {
-        let env = Envelope {
-            context: self.context,
-            src: self.rank as i32,
-            tag: tag as i32,
-        };
-        let buf = userbuf::bytes(data.as_ptr() as usize, data.len());
-        rt.st
-            .start_send(buf, self.group.world_rank(to), env, SendMode::Standard)
-    }
-
-    fn recv(&self, rt: &mut Runtime, from: usize, tag: CollTag, data: &mut [u8]) -> ReqId {
-        let buf = userbuf::bytes(data.as_mut_ptr() as usize, data.len());
-        rt.st.start_recv(buf, self.context, from as i32, tag as i32)
-    }
 }
 
-/// Waits for every request and releases them.
-fn wait_all(function: &str, reqs: Vec<ReqId>) -> MpiResult<()> {
-    runtime::with(function, |rt| {
-        rt.flush();
+// ---------------------------------------------------------------- internal byte helpers
+
+/// Barrier (also used by `MPI_Finalize`).
+pub fn barrier(function: &str, comm: CommId) -> MpiResult<()> {
+    sched::run(function, comm, |s| {
+        build_barrier(s);
         Ok(())
-    })?;
-    runtime::wait_for(function, |rt| {
-        if reqs.iter().all(|&r| rt.st.is_done(r)) {
-            for &r in &reqs {
-                rt.st.requests.remove(r);
-            }
-            Some(())
-        } else {
-            None
-        }
     })
 }
 
-/// Exchanges with two peers at once: sends `out` to `to`, receives `into` from `from`.
-fn exchange(
-    function: &str,
-    m: &Members,
-    tag: CollTag,
-    to: usize,
-    out: &[u8],
-    from: usize,
-    into: &mut [u8],
-) -> MpiResult<()> {
-    let reqs = runtime::with(function, |rt| {
-        Ok(vec![m.send(rt, to, tag, out), m.recv(rt, from, tag, into)])
-    })?;
-    wait_all(function, reqs)
+/// Broadcast of `data` from `root` (an intracommunicator rank).
+pub fn bcast_bytes(function: &str, comm: CommId, root: usize, data: &mut [u8]) -> MpiResult<()> {
+    sched::run(function, comm, |s| {
+        let span = s.region(data.as_mut_ptr() as usize, data.len());
+        bcast::binomial::build(s, whole(s), root, span);
+        Ok(())
+    })
 }
 
-/// Dissemination barrier: ceil(log2 n) rounds of one message each way.
-pub fn barrier(function: &str, comm: CommId) -> MpiResult<()> {
-    let m = Members::of(function, comm)?;
-    let n = m.size();
-    let mut k = 1;
-    while k < n {
-        exchange(
-            function,
-            &m,
-            CollTag::Barrier,
-            (m.rank + k) % n,
-            &[],
-            (m.rank + n - k) % n,
-            &mut [],
-        )?;
-        k *= 2;
+/// Allgather of equal blocks: returns every member's `mine`, in rank order.
+pub fn allgather_bytes(function: &str, comm: CommId, mine: &[u8]) -> MpiResult<Vec<u8>> {
+    let n = Members::of(function, comm)?.size();
+    let b = mine.len();
+    let mut all = vec![0u8; n * b];
+    sched::run(function, comm, |s| {
+        let span = s.region(all.as_mut_ptr() as usize, all.len());
+        let me = s.rank;
+        let own = s.region(mine.as_ptr() as usize, b);
+        s.copy(own, span.block(me, b));
+        let blocks: Vec<Span> = (0..n).map(|i| span.block(i, b)).collect();
+        allgather::ring::build(s, whole(s), &blocks);
+        Ok(())
+    })?;
+    Ok(all)
+}
+
+fn whole(s: &Sched) -> Team<'static> {
+    Team::all(s.size(), s.rank)
+}
+
+/// The hierarchy levels node-aware algorithms cut along, innermost first.
+fn levels(s: &Sched) -> Vec<Arc<Vec<u32>>> {
+    vec![s.nodes.clone()]
+}
+
+/// True when a two-level scheme pays: more than one node, and some node with more than
+/// one member.
+fn spans_nodes(s: &Sched) -> bool {
+    let nodes = &s.nodes;
+    let distinct = {
+        let mut v: Vec<u32> = nodes.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    distinct > 1 && distinct < nodes.len()
+}
+
+// ---------------------------------------------------------------- argument checks
+
+fn root_of(s: &Sched, root: i32) -> MpiResult<usize> {
+    if root >= 0 && (root as usize) < s.size() {
+        return Ok(root as usize);
+    }
+    Err(MpiError::arg(
+        ErrorClass::Root,
+        s.function,
+        "root",
+        root,
+        format!("communicator size {}", s.size()),
+    ))
+}
+
+fn side_of(s: &Sched, root: i32) -> MpiResult<Side> {
+    match root {
+        ROOT => Ok(Side::Root),
+        PROC_NULL => Ok(Side::Idle),
+        r if r >= 0 && (r as usize) < s.remote_size() => Ok(Side::Other(r as usize)),
+        r => Err(MpiError::arg(
+            ErrorClass::Root,
+            s.function,
+            "root",
+            r,
+            format!(
+                "intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of size {}",
+                s.remote_size()
+            ),
+        )),
+    }
+}
+
+fn not_inter(s: &Sched) -> MpiResult<()> {
+    if s.is_inter() {
+        return Err(MpiError::arg(
+            ErrorClass::Comm,
+            s.function,
+            "comm",
+            "an intercommunicator",
+            "this collective is defined on intracommunicators only",
+        ));
     }
     Ok(())
 }
 
-/// Binomial-tree broadcast of `data` from `root`.
-pub fn bcast_bytes(function: &str, comm: CommId, root: usize, data: &mut [u8]) -> MpiResult<()> {
-    let m = Members::of(function, comm)?;
-    let n = m.size();
-    let vrank = (m.rank + n - root) % n;
-    let mut mask = 1;
-    while mask < n {
-        if vrank & mask != 0 {
-            let parent = (vrank - mask + root) % n;
-            let r = runtime::with(function, |rt| Ok(m.recv(rt, parent, CollTag::Bcast, data)))?;
-            wait_all(function, vec![r])?;
-            break;
-        }
-        mask <<= 1;
-    }
-    mask >>= 1;
-    let mut reqs = Vec::new();
-    while mask > 0 {
-        if vrank + mask < n {
-            let child = (vrank + mask + root) % n;
-            reqs.push(runtime::with(function, |rt| {
-                Ok(m.send(rt, child, CollTag::Bcast, data))
-            })?);
-        }
-        mask >>= 1;
-    }
-    wait_all(function, reqs)
+fn set_op(s: &mut Sched, op: &ReduceOp, buf: &UserBuf) -> MpiResult<bool> {
+    op.check(s.function, &buf.dtype)?;
+    s.set_reduction(op.clone(), buf.dtype.clone());
+    Ok(op.is_commutative())
 }
 
-/// Ring allgather of equal blocks: returns every member's `mine`, in rank order.
-pub fn allgather_bytes(function: &str, comm: CommId, mine: &[u8]) -> MpiResult<Vec<u8>> {
-    let m = Members::of(function, comm)?;
-    let (n, b) = (m.size(), mine.len());
-    let mut all = vec![0u8; n * b];
-    all[m.rank * b..(m.rank + 1) * b].copy_from_slice(mine);
-    let (right, left) = ((m.rank + 1) % n, (m.rank + n - 1) % n);
-    for step in 0..n.saturating_sub(1) {
-        let send_block = (m.rank + n - step) % n;
-        let recv_block = (m.rank + n - step - 1) % n;
-        let out = all[send_block * b..(send_block + 1) * b].to_vec();
-        exchange(
-            function,
-            &m,
-            CollTag::Allgather,
-            right,
-            &out,
-            left,
-            &mut all[recv_block * b..(recv_block + 1) * b],
-        )?;
+/// A snapshot of `buf` in a temporary (in-place data a collective overwrites).
+fn snapshot(s: &mut Sched, buf: &UserBuf) -> Span {
+    let t = s.temp(buf.bytes() as usize);
+    let src = s.input(buf);
+    s.copy(src, t);
+    t
+}
+
+// ---------------------------------------------------------------- the collectives
+
+fn build_barrier(s: &mut Sched) {
+    if s.is_inter() {
+        return inter::leaders::barrier(s);
     }
-    Ok(all)
+    let t = whole(s);
+    let two = match forced(s.function, "BARRIER") {
+        Ok(Some("two_level")) => true,
+        Ok(Some(_)) => false,
+        _ => spans_nodes(s),
+    };
+    if two {
+        barrier::two_level::build(s, t, &levels(s));
+    } else {
+        barrier::dissemination::build(s, t);
+    }
+}
+
+/// `MPI_Barrier` / `MPI_Ibarrier`.
+pub fn barrier_call(function: &'static str, comm: CommId, mode: Mode) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        forced(function, "BARRIER")?;
+        build_barrier(s);
+        Ok(())
+    })
+}
+
+/// `MPI_Bcast` / `MPI_Ibcast`.
+pub fn bcast(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    buf: UserBuf,
+    root: i32,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        if s.is_inter() {
+            let side = side_of(s, root)?;
+            let data = match side {
+                Side::Root => s.input(&buf),
+                Side::Idle => return Ok(()),
+                Side::Other(_) => s.output(&buf),
+            };
+            inter::leaders::bcast(s, side, data);
+            return Ok(());
+        }
+        let root = root_of(s, root)?;
+        let t = whole(s);
+        let data = if t.me == root {
+            s.input(&buf)
+        } else {
+            s.output(&buf)
+        };
+        let large = data.len >= thresholds().bcast_large && t.size() >= 4;
+        match forced(function, "BCAST")? {
+            Some("two_level") => bcast::two_level::build(s, t, root, data, &levels(s)),
+            Some("scatter_allgather") => bcast::scatter_allgather::build(s, t, root, data),
+            Some(_) => bcast::binomial::build(s, t, root, data),
+            None if large => bcast::scatter_allgather::build(s, t, root, data),
+            None if spans_nodes(s) => bcast::two_level::build(s, t, root, data, &levels(s)),
+            None => bcast::binomial::build(s, t, root, data),
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Gather(v)` / `MPI_Igather(v)`: `send` is `None` for `MPI_IN_PLACE` at the root;
+/// `blocks` (root only): where each member's data goes.
+pub fn gather(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    send: Option<UserBuf>,
+    blocks: Vec<UserBuf>,
+    root: i32,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        let spans: Vec<Span> = blocks.iter().map(|b| s.output(b)).collect();
+        let mine = send.as_ref().map(|b| s.input(b));
+        if s.is_inter() {
+            let side = side_of(s, root)?;
+            let r = match side {
+                Side::Other(r) => r,
+                _ => 0,
+            };
+            inter::direct::rooted(
+                s,
+                side == Side::Root,
+                r,
+                &spans,
+                mine.filter(|_| side != Side::Idle),
+                false,
+            );
+            return Ok(());
+        }
+        let root = root_of(s, root)?;
+        gather::linear::build(s, whole(s), root, mine, &spans);
+        Ok(())
+    })
+}
+
+/// `MPI_Scatter(v)` / `MPI_Iscatter(v)`: `blocks` (root only): each member's data;
+/// `recv` is `None` for `MPI_IN_PLACE` at the root.
+pub fn scatter(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    blocks: Vec<UserBuf>,
+    recv: Option<UserBuf>,
+    root: i32,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        let spans: Vec<Span> = blocks.iter().map(|b| s.input(b)).collect();
+        let mine = recv.as_ref().map(|b| s.output(b));
+        if s.is_inter() {
+            let side = side_of(s, root)?;
+            let r = match side {
+                Side::Other(r) => r,
+                _ => 0,
+            };
+            inter::direct::rooted(
+                s,
+                side == Side::Root,
+                r,
+                &spans,
+                mine.filter(|_| side != Side::Idle),
+                true,
+            );
+            return Ok(());
+        }
+        let root = root_of(s, root)?;
+        scatter::linear::build(s, whole(s), root, &spans, mine);
+        Ok(())
+    })
+}
+
+/// `MPI_Allgather(v)` / `MPI_Iallgather(v)`: `send` is `None` for `MPI_IN_PLACE` (this
+/// member's block is already in `blocks`); `equal`: the blocks are equal and laid out
+/// back to back in one buffer (`MPI_Allgather`), which allows recursive doubling.
+pub fn allgather(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    send: Option<UserBuf>,
+    blocks: Vec<UserBuf>,
+    whole_buf: Option<UserBuf>,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        if s.is_inter() {
+            let mine = s.input(send.as_ref().expect("intercommunicator allgather has data"));
+            let spans: Vec<Span> = blocks.iter().map(|b| s.output(b)).collect();
+            let out = vec![mine; spans.len()];
+            inter::direct::exchange(s, &out, &spans);
+            return Ok(());
+        }
+        let t = whole(s);
+        let (spans, whole_span) = match &whole_buf {
+            Some(w) if send.is_none() => {
+                let ws = s.inout(w);
+                let b = ws.len / t.size().max(1);
+                (
+                    (0..t.size()).map(|i| ws.block(i, b)).collect::<Vec<_>>(),
+                    Some(ws),
+                )
+            }
+            Some(w) => {
+                let ws = s.output(w);
+                let b = ws.len / t.size().max(1);
+                ((0..t.size()).map(|i| ws.block(i, b)).collect(), Some(ws))
+            }
+            None if send.is_none() => (blocks.iter().map(|b| s.inout(b)).collect(), None),
+            None => (blocks.iter().map(|b| s.output(b)).collect(), None),
+        };
+        if let Some(b) = &send {
+            let mine = s.input(b);
+            s.copy(mine, spans[t.me]);
+        }
+        let block = spans[0].len;
+        let pow2 = t.size().is_power_of_two();
+        let choice = forced(function, "ALLGATHER")?;
+        match (choice, whole_span) {
+            (Some("two_level"), Some(_)) => {
+                allgather::two_level::build(s, t, &spans, &s.nodes.clone())
+            }
+            (Some("recursive_doubling"), Some(w)) if pow2 => {
+                allgather::recursive_doubling::build(s, t, w, block)
+            }
+            (Some(_), _) => allgather::ring::build(s, t, &spans),
+            (None, Some(_)) if spans_nodes(s) => {
+                allgather::two_level::build(s, t, &spans, &s.nodes.clone())
+            }
+            (None, Some(w)) if pow2 && block <= thresholds().allgather_small => {
+                allgather::recursive_doubling::build(s, t, w, block)
+            }
+            (None, _) => allgather::ring::build(s, t, &spans),
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Alltoall(v/w)` / `MPI_Ialltoall(v/w)`: `send` is `None` for `MPI_IN_PLACE` (the
+/// data to send is in `recv`).
+pub fn alltoall(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    send: Option<Vec<UserBuf>>,
+    recv: Vec<UserBuf>,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        let out: Vec<Span> = match &send {
+            Some(v) => v.iter().map(|b| s.input(b)).collect(),
+            None => recv.iter().map(|b| snapshot(s, b)).collect(),
+        };
+        let into: Vec<Span> = recv.iter().map(|b| s.output(b)).collect();
+        if s.is_inter() {
+            inter::direct::exchange(s, &out, &into);
+            return Ok(());
+        }
+        let t = whole(s);
+        let largest = out.iter().map(|b| b.len).max().unwrap_or(0);
+        match forced(function, "ALLTOALL")? {
+            Some("pairwise") => alltoall::pairwise::build(s, t, &out, &into),
+            Some(_) => alltoall::linear::build(s, t, &out, &into),
+            None if largest >= thresholds().alltoall_large => {
+                alltoall::pairwise::build(s, t, &out, &into)
+            }
+            None => alltoall::linear::build(s, t, &out, &into),
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Reduce` / `MPI_Ireduce`: `send` is `None` for `MPI_IN_PLACE` at the root;
+/// `recv` matters at the root only.
+pub fn reduce(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    send: Option<UserBuf>,
+    recv: Option<UserBuf>,
+    op: ReduceOp,
+    root: i32,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        let typed = send.as_ref().or(recv.as_ref()).expect("reduce has data");
+        let commutative = set_op(s, &op, typed)?;
+        if s.is_inter() {
+            let side = side_of(s, root)?;
+            let result = match (side, &recv) {
+                (Side::Root, Some(r)) => Some(s.output(r)),
+                _ => None,
+            };
+            let input = match (side, &send) {
+                (Side::Other(_), Some(b)) => s.input(b),
+                _ => s.temp(0),
+            };
+            inter::leaders::reduce(s, side, input, result, commutative);
+            return Ok(());
+        }
+        let root = root_of(s, root)?;
+        let t = whole(s);
+        let result = if t.me == root {
+            recv.as_ref().map(|r| {
+                if send.is_none() {
+                    s.inout(r)
+                } else {
+                    s.output(r)
+                }
+            })
+        } else {
+            None
+        };
+        let input = match &send {
+            Some(b) => s.input(b),
+            None => result.expect("MPI_IN_PLACE only at the root"),
+        };
+        let two = match forced(function, "REDUCE")? {
+            Some("two_level") => commutative,
+            Some(_) => false,
+            None => commutative && spans_nodes(s),
+        };
+        if two {
+            reduce::two_level::build(s, t, root, input, result, &levels(s));
+        } else {
+            reduce::binomial::build(s, t, root, input, result, commutative);
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Allreduce` / `MPI_Iallreduce`: `send` is `None` for `MPI_IN_PLACE`.
+pub fn allreduce(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    send: Option<UserBuf>,
+    recv: UserBuf,
+    op: ReduceOp,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        let commutative = set_op(s, &op, &recv)?;
+        let output = if send.is_none() {
+            s.inout(&recv)
+        } else {
+            s.output(&recv)
+        };
+        let input = match &send {
+            Some(b) => s.input(b),
+            None => output,
+        };
+        if s.is_inter() {
+            inter::leaders::allreduce(s, input, output, commutative);
+            return Ok(());
+        }
+        let t = whole(s);
+        let elem = recv.dtype.size().max(1) as usize;
+        let pof2 = 1usize << t.size().ilog2();
+        let rabenseifner_fits = commutative && output.len / elem >= pof2 && t.size() > 1;
+        let large = output.len >= thresholds().allreduce_large;
+        match forced(function, "ALLREDUCE")? {
+            Some("two_level") if commutative => {
+                allreduce::two_level::build(s, t, input, output, &levels(s))
+            }
+            Some("rabenseifner") if rabenseifner_fits => {
+                allreduce::rabenseifner::build(s, t, input, output, elem)
+            }
+            Some(_) => allreduce::recursive_doubling::build(s, t, input, output, commutative),
+            None if commutative && spans_nodes(s) => {
+                allreduce::two_level::build(s, t, input, output, &levels(s))
+            }
+            None if large && rabenseifner_fits => {
+                allreduce::rabenseifner::build(s, t, input, output, elem)
+            }
+            None => allreduce::recursive_doubling::build(s, t, input, output, commutative),
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Reduce_scatter(_block)` and their nonblocking forms: `input` is the whole
+/// vector (the send buffer, or the receive buffer for `MPI_IN_PLACE`), `counts[i]`
+/// the elements member i gets, `mine` this member's result.
+pub fn reduce_scatter(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    input: UserBuf,
+    mine: UserBuf,
+    counts: Vec<u64>,
+    op: ReduceOp,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        not_inter(s)?;
+        let commutative = set_op(s, &op, &input)?;
+        let elem = input.dtype.size() as usize;
+        let lens: Vec<usize> = counts.iter().map(|&c| c as usize * elem).collect();
+        let inp = snapshot(s, &input);
+        let out = s.output(&mine);
+        reduce_scatter::reduce_then_scatter::build(s, whole(s), inp, &lens, out, commutative);
+        Ok(())
+    })
+}
+
+/// `MPI_Scan` / `MPI_Exscan` and their nonblocking forms: `send` is `None` for
+/// `MPI_IN_PLACE`.
+pub fn scan(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    send: Option<UserBuf>,
+    recv: UserBuf,
+    op: ReduceOp,
+    exclusive: bool,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        not_inter(s)?;
+        let commutative = set_op(s, &op, &recv)?;
+        let output = if send.is_none() {
+            s.inout(&recv)
+        } else {
+            s.output(&recv)
+        };
+        let input = match &send {
+            Some(b) => s.input(b),
+            None => output,
+        };
+        scan::recursive_doubling::build(s, whole(s), input, output, exclusive, commutative);
+        Ok(())
+    })
+}
+
+/// Neighbourhood collectives: `out[j]` goes to destination j, `into[i]` comes from
+/// source i of the communicator's topology.
+pub fn neighbor_exchange(
+    function: &'static str,
+    comm: CommId,
+    mode: Mode,
+    out: Vec<UserBuf>,
+    into: Vec<UserBuf>,
+) -> MpiResult<Option<ReqId>> {
+    sched::start(function, comm, mode, |s| {
+        let topo = s.topology.clone().ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Topology,
+                function,
+                "comm",
+                "a communicator without topology",
+                "neighbourhood collectives need a Cartesian or graph topology",
+            )
+        })?;
+        let (sources, dests) = topo.neighbors(s.rank);
+        let o: Vec<Span> = out.iter().map(|b| s.input(b)).collect();
+        let i: Vec<Span> = into.iter().map(|b| s.output(b)).collect();
+        let cartesian = matches!(*topo, Topology::Cart(_));
+        neighbor::linear::build(s, &sources, &i, &dests, &o, cartesian);
+        Ok(())
+    })
+}
+
+/// The neighbour counts (sources, destinations) of a communicator's topology.
+pub fn neighbor_counts(function: &str, comm: CommId) -> MpiResult<(usize, usize)> {
+    runtime::with(function, |rt| {
+        let c = rt.comm(function, comm)?;
+        let (src, dst) = c.neighbors().ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Topology,
+                function,
+                "comm",
+                "a communicator without topology",
+                "neighbourhood collectives need a Cartesian or graph topology",
+            )
+        })?;
+        Ok((src.len(), dst.len()))
+    })
 }

@@ -1,0 +1,6 @@
+//! `MPI_Allgather(v)`: ring (any size, any block sizes), recursive doubling (equal
+//! blocks, power-of-two member counts), two-level over nodes.
+
+pub mod recursive_doubling;
+pub mod ring;
+pub mod two_level;

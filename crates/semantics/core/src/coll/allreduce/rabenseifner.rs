@@ -1,0 +1,75 @@
+//! Rabenseifner's allreduce for large data and commutative operators: a reduce-scatter
+//! by recursive halving (each member ends up owning the reduced 1/2^k of the data) then
+//! an allgather by recursive doubling. Each member moves about twice the data once,
+//! instead of the whole data log2 n times.
+
+use super::recursive_doubling::{fold, unfold};
+use crate::coll::sched::{Sched, Span};
+use crate::coll::team::Team;
+
+/// `elem`: bytes per element; needs at least 2^k elements (k = floor(log2 n)).
+pub fn build(s: &mut Sched, t: Team, input: Span, output: Span, elem: usize) {
+    s.copy(input, output);
+    if t.size() == 1 {
+        return;
+    }
+    let tmp = s.temp(output.len);
+    let core = fold(s, t, output, tmp);
+    if let Some(nr) = core.newrank {
+        let pof2 = core.pof2;
+        let count = output.len / elem;
+        // Chunk i of pof2: count/pof2 elements, the last one takes the remainder.
+        let start = |i: usize| i * (count / pof2) * elem;
+        let range = |a: usize, b: usize| {
+            let end = if b == pof2 { output.len } else { start(b) };
+            (start(a), end - start(a))
+        };
+        let (mut send_idx, mut recv_idx, mut last_idx) = (0, 0, pof2);
+        let mut mask = 1;
+        while mask < pof2 {
+            let partner = nr ^ mask;
+            let half = pof2 / (mask * 2);
+            let (send, recv) = if nr < partner {
+                send_idx = recv_idx + half;
+                (range(send_idx, last_idx), range(recv_idx, send_idx))
+            } else {
+                recv_idx = send_idx + half;
+                (range(send_idx, recv_idx), range(recv_idx, last_idx))
+            };
+            let peer = t.peer(core.member(partner));
+            s.send(peer, output.sub(send.0, send.1));
+            s.recv(peer, tmp.sub(recv.0, recv.1));
+            s.wait();
+            s.reduce(tmp.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
+            send_idx = recv_idx;
+            mask <<= 1;
+            if mask < pof2 {
+                last_idx = recv_idx + pof2 / mask;
+            }
+        }
+        mask >>= 1;
+        while mask > 0 {
+            let partner = nr ^ mask;
+            let half = pof2 / (mask * 2);
+            let (send, recv) = if nr < partner {
+                if mask != pof2 / 2 {
+                    last_idx += half;
+                }
+                recv_idx = send_idx + half;
+                (range(send_idx, recv_idx), range(recv_idx, last_idx))
+            } else {
+                recv_idx = send_idx - half;
+                (range(send_idx, last_idx), range(recv_idx, send_idx))
+            };
+            let peer = t.peer(core.member(partner));
+            s.send(peer, output.sub(send.0, send.1));
+            s.recv(peer, output.sub(recv.0, recv.1));
+            s.wait();
+            if nr > partner {
+                send_idx = recv_idx;
+            }
+            mask >>= 1;
+        }
+    }
+    unfold(s, t, &core, output);
+}

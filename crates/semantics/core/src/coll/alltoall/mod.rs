@@ -1,0 +1,5 @@
+//! `MPI_Alltoall(v/w)`: linear (every exchange posted at once: small blocks), pairwise
+//! (n-1 rounds of one exchange: large blocks, bounded memory traffic per round).
+
+pub mod linear;
+pub mod pairwise;
