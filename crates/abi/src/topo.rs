@@ -44,6 +44,23 @@ fn graph_of(function: &str, comm: usize) -> MpiResult<Arc<Topology>> {
     }
 }
 
+/// Neighbours of node `rank` of a graph topology.
+fn node_neighbors(function: &str, comm: usize, rank: c_int) -> MpiResult<Vec<usize>> {
+    let t = graph_of(function, comm)?;
+    usize::try_from(rank)
+        .ok()
+        .and_then(|r| t.graph_node_neighbors(r))
+        .ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Rank,
+                function,
+                "rank",
+                rank,
+                "not a node of the graph",
+            )
+        })
+}
+
 fn dist_graph_of(function: &str, comm: usize) -> MpiResult<DistGraph> {
     match topology(function, comm)?.0.as_deref() {
         Some(Topology::DistGraph(g)) => Ok(g.clone()),
@@ -277,10 +294,7 @@ export! {
     fn MPI_Graph_neighbors_count / PMPI_Graph_neighbors_count(comm: usize, rank: c_int, nneighbors: *mut c_int) -> c_int {
         let f = "MPI_Graph_neighbors_count";
         call(Scope::Comm(comm), || {
-            let t = graph_of(f, comm)?;
-            let n = usize::try_from(rank).ok().and_then(|r| t.graph_node_neighbors(r)).ok_or_else(|| {
-                MpiError::arg(ErrorClass::Rank, f, "rank", rank, "not a node of the graph")
-            })?;
+            let n = node_neighbors(f, comm, rank)?;
             out(f, "nneighbors", nneighbors, n.len() as c_int)
         })
     }
@@ -288,10 +302,7 @@ export! {
     fn MPI_Graph_neighbors / PMPI_Graph_neighbors(comm: usize, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) -> c_int {
         let f = "MPI_Graph_neighbors";
         call(Scope::Comm(comm), || {
-            let t = graph_of(f, comm)?;
-            let n = usize::try_from(rank).ok().and_then(|r| t.graph_node_neighbors(r)).ok_or_else(|| {
-                MpiError::arg(ErrorClass::Rank, f, "rank", rank, "not a node of the graph")
-            })?;
+            let n = node_neighbors(f, comm, rank)?;
             out_list(f, "neighbors", neighbors, maxneighbors, n.into_iter().map(|x| x as c_int))
         })
     }
