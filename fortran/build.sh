@@ -29,7 +29,14 @@ flags=(-O2 -fPIC -J "$work" -I "$here")
 for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/mpi.f90"; do
   "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
 done
-"$fc" -shared -o "$work/libmpifort.so" "$work"/*.o -L"$prefix/lib" -lmpi -Wl,-rpath,"$prefix/lib"
+# The predefined attribute callbacks take the object handle as an opaque INTEGER, so the
+# datatype and window names are aliases of the communicator ones.
+aliases=()
+for role in null_copy_fn dup_fn null_delete_fn; do
+  for kind in type win; do aliases+=("-Wl,--defsym=mpi_${kind}_${role}_=mpi_comm_${role}_"); done
+done
+"$fc" -shared -o "$work/libmpifort.so" "$work"/*.o "${aliases[@]}" \
+  -L"$prefix/lib" -lmpi -Wl,-rpath,"$prefix/lib"
 mkdir -p "$prefix/lib/fortran" "$prefix/include" "$prefix/bin"
 install -m 755 "$work/libmpifort.so" "$prefix/lib/libmpifort.so"
 install -m 644 "$work/mpif.h" "$prefix/include/mpif.h"

@@ -86,3 +86,36 @@ subroutine crossmpi_f_pcontrol(level) bind(C, name="mpi_pcontrol_")
   ierror = c_pcontrol(level)
   if (ierror /= 0) return
 end subroutine
+
+! The predefined attribute callbacks of the Fortran binding. fortran/build.sh exports
+! each also under the datatype and window names (MPI_TYPE_NULL_COPY_FN...), since the
+! object handle is only passed through.
+subroutine crossmpi_f_null_copy_fn(oldobj, keyval, extra_state, value_in, value_out, flag, ierror) &
+    bind(C, name="mpi_comm_null_copy_fn_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: oldobj, keyval, flag, ierror
+  integer(c_intptr_t) :: extra_state, value_in, value_out
+  flag = 0
+  ierror = 0
+end subroutine
+
+subroutine crossmpi_f_dup_fn(oldobj, keyval, extra_state, value_in, value_out, flag, ierror) &
+    bind(C, name="mpi_comm_dup_fn_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: oldobj, keyval, flag, ierror
+  integer(c_intptr_t) :: extra_state, value_in, value_out
+  value_out = value_in
+  flag = 1
+  ierror = 0
+end subroutine
+
+subroutine crossmpi_f_null_delete_fn(obj, keyval, value, extra_state, ierror) &
+    bind(C, name="mpi_comm_null_delete_fn_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: obj, keyval, ierror
+  integer(c_intptr_t) :: value, extra_state
+  ierror = 0
+end subroutine

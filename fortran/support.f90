@@ -31,6 +31,32 @@ module crossmpi_fortran_support
   integer, parameter :: win_base_key = 601, win_size_key = 603, last_win_key = 605
   integer, parameter :: mpi_undefined = -32766, err_in_status = 19
 
+  ! What a keyval created from Fortran keeps as its C extra state: the Fortran copy and
+  ! delete procedures and the program's extra state. C calls the trampolines below with
+  ! arguments by value; they call the Fortran procedures with arguments by reference.
+  ! A record lives as long as the program (keyvals are few; MPI_*_free_keyval does not
+  ! hand the extra state back).
+  type :: keyval_record
+    type(c_funptr) :: copy_fn, delete_fn
+    integer(c_intptr_t) :: extra_state
+  end type
+
+  ! The Fortran callbacks, seen through interoperable interfaces with every argument by
+  ! reference (the flag is a LOGICAL, 4 bytes like a C int).
+  abstract interface
+    subroutine fortran_copy_attr(oldobj, keyval, extra_state, value_in, value_out, flag, ierror) &
+        bind(C)
+      import
+      integer(c_int) :: oldobj, keyval, flag, ierror
+      integer(c_intptr_t) :: extra_state, value_in, value_out
+    end subroutine
+    subroutine fortran_delete_attr(obj, keyval, value, extra_state, ierror) bind(C)
+      import
+      integer(c_int) :: obj, keyval, ierror
+      integer(c_intptr_t) :: value, extra_state
+    end subroutine
+  end interface
+
   ! Longest string a C function with a fixed maximum writes (MPI_MAX_LIBRARY_VERSION_STRING).
   integer(c_size_t), parameter :: longest_c_string = 8192
 
@@ -142,6 +168,63 @@ contains
     end if
   end function
 
+  ! The C extra state of a keyval whose callbacks are the Fortran procedures given.
+  type(c_ptr) function crossmpi_keyval_record(copy_fn, delete_fn, extra_state)
+    type(c_funptr), value :: copy_fn, delete_fn
+    integer(c_intptr_t), intent(in) :: extra_state
+    type(keyval_record), pointer :: record
+    allocate(record)
+    record = keyval_record(copy_fn, delete_fn, extra_state)
+    crossmpi_keyval_record = c_loc(record)
+  end function
+
+  ! C copy callback of every keyval created from Fortran (communicators, datatypes and
+  ! windows alike: the object handle is only passed through).
+  integer(c_int) function crossmpi_copy_trampoline(oldobj, keyval, extra, value_in, value_out, flag) &
+      bind(C)
+    integer(c_intptr_t), value :: oldobj
+    integer(c_int), value :: keyval
+    type(c_ptr), value :: extra
+    integer(c_intptr_t), value :: value_in
+    integer(c_intptr_t), intent(out) :: value_out
+    integer(c_int), intent(out) :: flag
+    type(keyval_record), pointer :: record
+    procedure(fortran_copy_attr), pointer :: copy
+    integer(c_int) :: f_oldobj, f_keyval, f_flag, ierror
+    integer(c_intptr_t) :: f_in, f_out
+    call c_f_pointer(extra, record)
+    call c_f_procpointer(record%copy_fn, copy)
+    f_oldobj = int(oldobj, c_int)
+    f_keyval = keyval
+    f_in = value_in
+    f_out = 0
+    f_flag = 0
+    ierror = 0
+    call copy(f_oldobj, f_keyval, record%extra_state, f_in, f_out, f_flag, ierror)
+    value_out = f_out
+    flag = merge(1, 0, f_flag /= 0)
+    crossmpi_copy_trampoline = ierror
+  end function
+
+  integer(c_int) function crossmpi_delete_trampoline(obj, keyval, value, extra) bind(C)
+    integer(c_intptr_t), value :: obj
+    integer(c_int), value :: keyval
+    integer(c_intptr_t), value :: value
+    type(c_ptr), value :: extra
+    type(keyval_record), pointer :: record
+    procedure(fortran_delete_attr), pointer :: delete
+    integer(c_int) :: f_obj, f_keyval, ierror
+    integer(c_intptr_t) :: f_value
+    call c_f_pointer(extra, record)
+    call c_f_procpointer(record%delete_fn, delete)
+    f_obj = int(obj, c_int)
+    f_keyval = keyval
+    f_value = value
+    ierror = 0
+    call delete(f_obj, f_keyval, f_value, record%extra_state, ierror)
+    crossmpi_delete_trampoline = ierror
+  end function
+
   ! Number of datatypes MPI_Alltoallw reads per side: the size of the remote group of an
   ! intercommunicator, else of the group.
   integer function crossmpi_alltoallw_length(comm)
@@ -173,5 +256,63 @@ contains
       ierr = c_size(int(comm, c_intptr_t), n)
     end if
     crossmpi_alltoallw_length = max(n, 0)
+  end function
+
+  ! Number of datatypes MPI_Neighbor_alltoallw reads on one side: the out-degree
+  ! (outgoing) or in-degree of the communicator's topology (2 * ndims for a Cartesian
+  ! one); 0 without a topology, where the C function reports the error.
+  integer function crossmpi_neighbor_count(comm, outgoing)
+    integer(c_int), intent(in) :: comm
+    logical, intent(in) :: outgoing
+    integer, parameter :: cart = 211, graph = 212, dist_graph = 213
+    interface
+      integer(c_int) function c_topo_test(comm, status) bind(C, name="MPI_Topo_test")
+        import
+        integer(c_intptr_t), value :: comm
+        integer(c_int) :: status
+      end function
+      integer(c_int) function c_cartdim_get(comm, ndims) bind(C, name="MPI_Cartdim_get")
+        import
+        integer(c_intptr_t), value :: comm
+        integer(c_int) :: ndims
+      end function
+      integer(c_int) function c_rank(comm, rank) bind(C, name="MPI_Comm_rank")
+        import
+        integer(c_intptr_t), value :: comm
+        integer(c_int) :: rank
+      end function
+      integer(c_int) function c_graph_neighbors_count(comm, rank, n) &
+          bind(C, name="MPI_Graph_neighbors_count")
+        import
+        integer(c_intptr_t), value :: comm
+        integer(c_int), value :: rank
+        integer(c_int) :: n
+      end function
+      integer(c_int) function c_dist_graph_neighbors_count(comm, indegree, outdegree, weighted) &
+          bind(C, name="MPI_Dist_graph_neighbors_count")
+        import
+        integer(c_intptr_t), value :: comm
+        integer(c_int) :: indegree, outdegree, weighted
+      end function
+    end interface
+    integer(c_intptr_t) :: c
+    integer(c_int) :: kind, n, rank, indegree, outdegree, weighted, ierr
+    c = int(comm, c_intptr_t)
+    kind = -1
+    n = 0
+    ierr = c_topo_test(c, kind)
+    if (kind == cart) then
+      ierr = c_cartdim_get(c, n)
+      n = 2 * n
+    else if (kind == graph) then
+      ierr = c_rank(c, rank)
+      ierr = c_graph_neighbors_count(c, rank, n)
+    else if (kind == dist_graph) then
+      indegree = 0
+      outdegree = 0
+      ierr = c_dist_graph_neighbors_count(c, indegree, outdegree, weighted)
+      n = merge(outdegree, indegree, outgoing)
+    end if
+    crossmpi_neighbor_count = max(n, 0)
   end function
 end module crossmpi_fortran_support

@@ -53,6 +53,15 @@ pub enum Kind {
     StringOut,
     /// A callback whose C calling convention matches Fortran's (user ops, error handlers).
     Procedure,
+    /// The copy or delete procedure of a keyval created from Fortran: C gets a trampoline
+    /// (fortran/support.f90) that calls the procedure with Fortran's conventions.
+    AttrCallback(Trampoline),
+    /// The extra state of such a keyval: C gets a record holding both procedures (named
+    /// by the two parameters) and the program's extra state.
+    KeyvalRecord {
+        copy: String,
+        delete: String,
+    },
     /// An attribute value given by value in C, by reference in Fortran.
     AttrIn {
         wide: bool,
@@ -64,6 +73,12 @@ pub enum Kind {
         keyval: String,
         flag: String,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trampoline {
+    Copy,
+    Delete,
 }
 
 /// Callback types whose C call passes everything by reference like Fortran does.
@@ -116,6 +131,19 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
             _ => reject("attribute value without keyval and flag"),
         };
     }
+    if let Some(t) = attr_callback(&p.base) {
+        return Ok(Kind::AttrCallback(t));
+    }
+    if p.name == "extra_state" && f.name.ends_with("_create_keyval") {
+        let find = |t| f.params.iter().find(|q| attr_callback(&q.base) == Some(t));
+        return match (find(Trampoline::Copy), find(Trampoline::Delete)) {
+            (Some(c), Some(d)) => Ok(Kind::KeyvalRecord {
+                copy: c.name.clone(),
+                delete: d.name.clone(),
+            }),
+            _ => reject("extra state without copy and delete procedures"),
+        };
+    }
     match (p.base.as_str(), ind) {
         ("int", 0) => Ok(Kind::Value(Scalar::Int)),
         ("MPI_Aint", 0) => Ok(Kind::Value(Scalar::Aint)),
@@ -152,6 +180,20 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
     }
 }
 
+/// Attribute callbacks of MPI-2 keyvals (the MPI-1 `MPI_Copy_function` takes `INTEGER`
+/// attribute values in Fortran and is not supported).
+fn attr_callback(ty: &str) -> Option<Trampoline> {
+    match ty {
+        "MPI_Comm_copy_attr_function"
+        | "MPI_Type_copy_attr_function"
+        | "MPI_Win_copy_attr_function" => Some(Trampoline::Copy),
+        "MPI_Comm_delete_attr_function"
+        | "MPI_Type_delete_attr_function"
+        | "MPI_Win_delete_attr_function" => Some(Trampoline::Delete),
+        _ => None,
+    }
+}
+
 /// The Fortran expression (over the wrapper's `a_` dummies) for the number of handles in
 /// an array argument, when the C prototype determines it.
 fn handle_array_length(f: &Prototype, p: &CParam) -> Option<String> {
@@ -160,8 +202,16 @@ fn handle_array_length(f: &Prototype, p: &CParam) -> Option<String> {
         "array_of_requests" | "array_of_types" => count_of(&["count", "incount"]),
         "array_of_datatypes" => count_of(&["max_datatypes"]),
         // Alltoallw takes one type per process of the (remote) group; the neighbourhood
-        // version one per neighbour, which needs the topology and is not generated.
-        "sendtypes" | "recvtypes" if !f.name.contains("eighbor") => {
+        // version one per out- (send) or in-neighbour (receive) of the topology.
+        "sendtypes" | "recvtypes" if f.name.contains("eighbor") => {
+            let outgoing = if p.name == "sendtypes" {
+                ".true."
+            } else {
+                ".false."
+            };
+            count_of(&["comm"]).map(|c| format!("crossmpi_neighbor_count({c}, {outgoing})"))
+        }
+        "sendtypes" | "recvtypes" => {
             count_of(&["comm"]).map(|c| format!("crossmpi_alltoallw_length({c})"))
         }
         _ => None,
@@ -209,12 +259,38 @@ mod tests {
     }
 
     #[test]
+    fn neighbor_alltoallw_types_count_the_neighbours() {
+        let k = kinds("int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);").unwrap();
+        let length = |k: &Kind| match k {
+            Kind::HandleArray { length, .. } => length.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(length(&k[3]), "crossmpi_neighbor_count(a_comm, .true.)");
+        assert_eq!(length(&k[7]), "crossmpi_neighbor_count(a_comm, .false.)");
+    }
+
+    #[test]
     fn unmappable_functions_give_a_reason() {
         let e = kinds("int MPI_Init(int *argc, char ***argv);").unwrap_err();
         assert!(e.contains("argv"), "{e}");
-        let e = kinds("int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);").unwrap_err();
+        let e = kinds("int MPI_Foo(int n, MPI_Datatype types[]);").unwrap_err();
         assert!(e.contains("unknown length"), "{e}");
         assert!(kinds("double MPI_Wtime(void);").is_err());
+    }
+
+    #[test]
+    fn keyval_callbacks_go_through_trampolines() {
+        let k = kinds("int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state);").unwrap();
+        assert_eq!(k[0], Kind::AttrCallback(Trampoline::Copy));
+        assert_eq!(k[1], Kind::AttrCallback(Trampoline::Delete));
+        assert_eq!(
+            k[3],
+            Kind::KeyvalRecord {
+                copy: "comm_copy_attr_fn".into(),
+                delete: "comm_delete_attr_fn".into()
+            }
+        );
+        assert!(kinds("int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);").is_err());
     }
 
     #[test]

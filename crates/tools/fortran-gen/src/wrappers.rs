@@ -2,7 +2,7 @@
 //! is gfortran's name for the MPI routine (`mpi_send_`), which converts what differs
 //! between the languages and calls the C function through a `bind(C)` interface.
 
-use crate::classify::{Kind, Scalar};
+use crate::classify::{Kind, Scalar, Trampoline};
 use crate::header::Prototype;
 use std::fmt::Write;
 
@@ -110,6 +110,22 @@ impl Parts {
                     .push(format!("type(c_funptr), value :: {name}"));
                 self.actuals.push(a);
             }
+            Kind::AttrCallback(t) => {
+                let trampoline = match t {
+                    Trampoline::Copy => "crossmpi_copy_trampoline",
+                    Trampoline::Delete => "crossmpi_delete_trampoline",
+                };
+                self.decls.push(format!("type(c_funptr), value :: {a}"));
+                self.c_decls
+                    .push(format!("type(c_funptr), value :: {name}"));
+                self.actuals.push(format!("c_funloc({trampoline})"));
+            }
+            Kind::KeyvalRecord { copy, delete } => {
+                self.decls.push(format!("integer(c_intptr_t) :: {a}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.actuals
+                    .push(format!("crossmpi_keyval_record(a_{copy}, a_{delete}, {a})"));
+            }
             Kind::AttrIn { wide } => {
                 self.decls
                     .push(format!("integer({}) :: {a}", attr_kind(*wide)));
@@ -150,12 +166,24 @@ fn continued(items: &[String], indent: &str) -> String {
     format!("&\n{indent}{}", items.join(&format!(", &\n{indent}")))
 }
 
-pub fn wrapper(f: &Prototype, kinds: &[Kind]) -> String {
+/// Which entry point a wrapper provides: `mpi_x_` calling `MPI_X`, or the profiling
+/// name `pmpi_x_` calling `PMPI_X` (what a Fortran tool that interposed `mpi_x_` calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    Mpi,
+    Profiling,
+}
+
+pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     let mut parts = Parts::default();
     for (p, k) in f.params.iter().zip(kinds) {
         parts.add(&p.name, k);
     }
-    let lower = f.name.to_ascii_lowercase();
+    let c_name = match entry {
+        Entry::Mpi => f.name.clone(),
+        Entry::Profiling => format!("P{}", f.name),
+    };
+    let lower = c_name.to_ascii_lowercase();
     let mut dummies = parts.dummies.clone();
     dummies.push("ierror".into());
     dummies.extend(parts.hidden.iter().cloned());
@@ -163,10 +191,9 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "subroutine crossmpi_f_{}({}) &\n    bind(C, name=\"{}\")",
-        &lower[4..],
+        "subroutine crossmpi_{lower}({}) &\n    bind(C, name=\"{}\")",
         continued(&dummies, "    "),
-        fortran_symbol(&f.name)
+        fortran_symbol(&c_name)
     );
     out.push_str("  use crossmpi_fortran_support\n  implicit none\n");
     for d in &parts.decls {
@@ -180,7 +207,7 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind]) -> String {
         out,
         "  interface\n    integer(c_int) function c_{lower}({}) &\n        bind(C, name=\"{}\")\n      import\n      implicit none",
         continued(&c_names, "        "),
-        f.name
+        c_name
     );
     for d in &parts.c_decls {
         let _ = writeln!(out, "      {d}");
@@ -214,7 +241,7 @@ pub fn interface(f: &Prototype, kinds: &[Kind]) -> String {
             Kind::StringIn | Kind::StringOut => {
                 let _ = writeln!(out, "    character(len=*) :: {n}");
             }
-            Kind::Procedure => {
+            Kind::Procedure | Kind::AttrCallback(_) => {
                 let _ = writeln!(out, "    external :: {n}");
             }
             _ => {
@@ -238,7 +265,7 @@ mod tests {
     fn string_lengths_come_after_ierror() {
         let f = parse_prototype("int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);")
             .unwrap();
-        let w = wrapper(&f, &[Kind::Handle, Kind::StringIn]);
+        let w = wrapper(&f, &[Kind::Handle, Kind::StringIn], Entry::Mpi);
         let head: String = w.lines().take(6).collect::<Vec<_>>().join(" ");
         let ierror = head.find("ierror").unwrap();
         assert!(head.find("a_comm_name_len").unwrap() > ierror, "{head}");
@@ -249,9 +276,18 @@ mod tests {
     #[test]
     fn output_handles_are_copied_back_unless_const() {
         let f = parse_prototype("int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);").unwrap();
-        let w = wrapper(&f, &[Kind::Handle, Kind::HandlePtr { is_const: false }]);
+        let w = wrapper(
+            &f,
+            &[Kind::Handle, Kind::HandlePtr { is_const: false }],
+            Entry::Profiling,
+        );
         assert!(w.contains("a_newcomm = int(h_newcomm, c_int)"), "{w}");
-        let w = wrapper(&f, &[Kind::Handle, Kind::HandlePtr { is_const: true }]);
+        assert!(w.contains("name=\"pmpi_comm_dup_\"") && w.contains("name=\"PMPI_Comm_dup\""));
+        let w = wrapper(
+            &f,
+            &[Kind::Handle, Kind::HandlePtr { is_const: true }],
+            Entry::Mpi,
+        );
         assert!(!w.contains("a_newcomm = int"), "{w}");
     }
 }
