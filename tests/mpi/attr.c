@@ -72,6 +72,8 @@ int main(int argc, char **argv) {
   CHECK(deletes == 2, "d had no k1/k3 attribute left: %d", deletes);
   MPI_OK(MPI_Comm_free(&c));
   CHECK(deletes == 4, "free of c deleted k1 and k3: %d", deletes);
+  /* crossmpi deletes the most recently set first: k3 (set last, 31), then k1 (10) */
+  CHECK_CROSSMPI(last_deleted == 10, "deletion order: last deleted %d", last_deleted);
 
   /* deprecated interface */
   int k4;

@@ -15,6 +15,7 @@ use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::runtime;
 use std::collections::BTreeMap;
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// `MPI_Comm_copy_attr_function` and its datatype, window and MPI-1 twins (same ABI).
@@ -176,9 +177,11 @@ pub fn copy_comm_attrs(function: &str, old: CommId, new: CommId) -> MpiResult<()
     })?;
     for (key, value) in attrs {
         let k = keyval(function, Object::Comm, key, false)?;
-        if let Some(v) = run_copy(function, h, key, &k, value)? {
+        if let Some(v) = run_copy(function, h, key, &k, value.0)? {
             runtime::with(function, |rt| {
-                rt.comm_mut(function, new)?.attributes.insert(key, v);
+                rt.comm_mut(function, new)?
+                    .attributes
+                    .insert(key, (v, value.1));
                 Ok(())
             })?;
         }
@@ -186,13 +189,16 @@ pub fn copy_comm_attrs(function: &str, old: CommId, new: CommId) -> MpiResult<()
     Ok(())
 }
 
-/// Deletes every attribute of a communicator being freed, running the callbacks.
+/// Deletes every attribute of a communicator being freed, running the callbacks, the
+/// most recently set first (the order MPI requires for `MPI_COMM_SELF` at finalize).
 pub fn delete_comm_attrs(function: &str, comm: CommId) -> MpiResult<()> {
     let h = runtime::with(function, |rt| Ok(handle_of(rt, comm)))?;
     loop {
         // One at a time: a delete callback may itself set or delete attributes.
         let next = runtime::with(function, |rt| {
-            Ok(rt.comm_mut(function, comm)?.attributes.pop_last())
+            let attrs = &mut rt.comm_mut(function, comm)?.attributes;
+            let latest = attrs.iter().max_by_key(|(_, a)| a.1).map(|(&k, _)| k);
+            Ok(latest.and_then(|k| attrs.remove(&k).map(|a| (k, a.0))))
         })?;
         let Some((key, value)) = next else {
             return Ok(());
@@ -207,13 +213,28 @@ pub fn delete_comm_attrs(function: &str, comm: CommId) -> MpiResult<()> {
     }
 }
 
+/// For `MPI_Finalize`, before anything else: deletes the attributes of
+/// `MPI_COMM_SELF`, so libraries caching cleanup actions there (HDF5 does) run them.
+// Called by MPI_Finalize once the environment module wires it (see the report of issue 3).
+#[allow(dead_code)]
+pub fn finalize_self(function: &str) -> MpiResult<()> {
+    let id = runtime::with(function, |rt| Ok(rt.self_comm))?;
+    delete_comm_attrs(function, id)
+}
+
+/// Orders attribute settings (for deletion in reverse order).
+static SET_ORDER: AtomicU64 = AtomicU64::new(0);
+
 fn comm_set(function: &str, comm: usize, key: c_int, value: usize) -> MpiResult<()> {
     let k = keyval(function, Object::Comm, key, true)?;
     let old = with_comm(function, comm, |rt, id| {
-        Ok(rt.comm_mut(function, id)?.attributes.insert(key, value))
+        Ok(rt
+            .comm_mut(function, id)?
+            .attributes
+            .insert(key, (value, SET_ORDER.fetch_add(1, Ordering::Relaxed))))
     })?;
     match old {
-        Some(v) => run_delete(function, comm, key, &k, v),
+        Some((v, _)) => run_delete(function, comm, key, &k, v),
         None => Ok(()),
     }
 }
@@ -224,7 +245,7 @@ fn comm_delete(function: &str, comm: usize, key: c_int) -> MpiResult<()> {
         Ok(rt.comm_mut(function, id)?.attributes.remove(&key))
     })?;
     match old {
-        Some(v) => run_delete(function, comm, key, &k, v),
+        Some((v, _)) => run_delete(function, comm, key, &k, v),
         None => Err(MpiError::arg(
             ErrorClass::Keyval,
             function,
@@ -247,7 +268,7 @@ fn comm_get(
         if let Some(p) = comm::predefined_attribute(rt, key) {
             return Ok(Some(p as usize));
         }
-        Ok(rt.comm(function, id)?.attributes.get(&key).copied())
+        Ok(rt.comm(function, id)?.attributes.get(&key).map(|a| a.0))
     })?;
     out(function, "flag", flag, found.is_some() as c_int)?;
     if let Some(v) = found {

@@ -46,8 +46,9 @@ pub struct Comm {
     pub name: String,
     /// The error handler, as an id the ABI layer interprets.
     pub errhandler: u32,
-    /// Cached attributes: keyval -> value, owned by the ABI layer (it runs the callbacks).
-    pub attributes: BTreeMap<i32, usize>,
+    /// Cached attributes: keyval -> (value, when it was set), owned by the ABI layer (it
+    /// runs the callbacks, and deletes in reverse order of setting at `MPI_Finalize`).
+    pub attributes: BTreeMap<i32, (usize, u64)>,
     /// Node of each member (index into the runtime's node list), for node-aware
     /// collectives and `MPI_COMM_TYPE_SHARED`.
     pub nodes: Arc<Vec<u32>>,
