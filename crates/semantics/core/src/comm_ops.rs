@@ -35,37 +35,67 @@ fn claimed() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
     CLAIMED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// This process's proposal: the lowest id above every retired and claimed one.
-fn propose(rt: &Runtime) -> u64 {
-    let above_claims = claimed().last().map_or(0, |&c| c + 2);
-    rt.next_context.max(above_claims)
+/// This process's proposal: the lowest id above every retired (below `next`) and
+/// claimed one.
+fn propose(next: u64, claimed: &BTreeSet<u64>) -> u64 {
+    next.max(claimed.last().map_or(0, |&c| c + 2))
 }
 
 /// Claims `candidate` if it is neither retired nor claimed.
-fn claim(rt: &Runtime, candidate: u64) -> bool {
-    candidate >= rt.next_context && claimed().insert(candidate)
+fn claim(next: u64, claimed: &mut BTreeSet<u64>, candidate: u64) -> bool {
+    candidate >= next && claimed.insert(candidate)
+}
+
+/// Ends a round: drops this round's claim (a successful candidate becomes retired like
+/// every id below it; a failed one too, so the next round proposes above it).
+fn settle(next: &mut u64, claimed: &mut BTreeSet<u64>, candidate: u64, claimed_it: bool) {
+    if claimed_it {
+        claimed.remove(&candidate);
+    }
+    *next = (*next).max(candidate + 2);
+}
+
+/// How far past the agreed proposal a retry round of the creation with `salt` looks.
+/// Two creations racing in the same processes may refuse each other round after round
+/// if they keep picking the same candidate; a spread that differs between creations
+/// (their salts differ: parents are distinct communicators) breaks the tie, each round
+/// with probability 7/8. The first round uses no spread, so ids stay dense.
+fn spread(salt: u64, round: u64) -> u64 {
+    if round == 0 {
+        return 0;
+    }
+    // splitmix64 finaliser: any change of salt or round changes every output bit.
+    let mut z = salt ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    2 * ((z ^ (z >> 31)) % 8)
 }
 
 /// Agrees on a context id with the processes `allmax` reaches (`allmax` returns the
-/// largest value every participant passed).
-pub(crate) fn agree_with(function: &str, allmax: &dyn Fn(u64) -> MpiResult<u64>) -> MpiResult<u64> {
-    loop {
-        let mine = runtime::with(function, |rt| Ok(propose(rt)))?;
-        let candidate = allmax(mine)?;
-        let ok = runtime::with(function, |rt| Ok(claim(rt, candidate)))?;
+/// largest value every participant passed). `salt` is the same in every participant
+/// and differs between creations that may run at once in one process.
+pub(crate) fn agree_with(
+    function: &str,
+    salt: u64,
+    allmax: &dyn Fn(u64) -> MpiResult<u64>,
+) -> MpiResult<u64> {
+    for round in 0.. {
+        let mine = runtime::with(function, |rt| Ok(propose(rt.next_context, &claimed())))?;
+        let candidate = allmax(mine)? + spread(salt, round);
+        let ok = runtime::with(function, |rt| {
+            Ok(claim(rt.next_context, &mut claimed(), candidate))
+        })?;
         // The largest "refusal" is 0 exactly when every participant claimed it.
         let refused = allmax(u64::from(!ok))?;
         runtime::with(function, |rt| {
-            if ok {
-                claimed().remove(&candidate);
-            }
-            rt.next_context = rt.next_context.max(candidate + 2);
+            settle(&mut rt.next_context, &mut claimed(), candidate, ok);
             Ok(())
         })?;
         if refused == 0 {
             return Ok(candidate);
         }
     }
+    unreachable!("rounds are unbounded")
 }
 
 pub(crate) fn max_of(all: &[u8]) -> u64 {
@@ -77,7 +107,8 @@ pub(crate) fn max_of(all: &[u8]) -> u64 {
 
 /// Agreement among all members of `parent`, over its collective context.
 fn agree_context(function: &str, parent: CommId) -> MpiResult<u64> {
-    agree_with(function, &|v| {
+    let salt = runtime::with(function, |rt| Ok(rt.comm(function, parent)?.context))?;
+    agree_with(function, salt, &|v| {
         Ok(max_of(&allgather_bytes(
             function,
             parent,
@@ -336,7 +367,7 @@ pub fn create_group(
         ));
     };
     let tag = internal_tag(tag);
-    let new = agree_with(function, &|v| {
+    let new = agree_with(function, context ^ tag as u64, &|v| {
         allmax_among(function, context, tag, &group, rank, v)
     })?;
     install(function, comm, new, group, None)
@@ -349,4 +380,76 @@ pub fn free(function: &str, comm: CommId) -> MpiResult<()> {
         rt.comms.remove(comm);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One process's context-id state.
+    #[derive(Default)]
+    struct Process {
+        next: u64,
+        claimed: BTreeSet<u64>,
+    }
+
+    /// Two creations, A and B, run at once over the same two processes, with every
+    /// step of each round interleaved in the order `order` gives (the worst case:
+    /// each process serves the creations in the opposite order). Returns their ids.
+    fn race(order: [[usize; 2]; 2]) -> (u64, u64) {
+        let mut p = [Process::default(), Process::default()];
+        let mut done: [Option<u64>; 2] = [None, None];
+        let salt = [4u64, 6];
+        for round in 0..100 {
+            let live: Vec<usize> = (0..2).filter(|&c| done[c].is_none()).collect();
+            if live.is_empty() {
+                break;
+            }
+            let mut candidate = [0u64; 2];
+            for &c in &live {
+                candidate[c] = p.iter().map(|q| propose(q.next, &q.claimed)).max().unwrap()
+                    + spread(salt[c], round);
+            }
+            let mut ok = [[false; 2]; 2];
+            for (i, q) in p.iter_mut().enumerate() {
+                for &c in &order[i] {
+                    if live.contains(&c) {
+                        ok[c][i] = claim(q.next, &mut q.claimed, candidate[c]);
+                    }
+                }
+            }
+            for &c in &live {
+                for (i, q) in p.iter_mut().enumerate() {
+                    settle(&mut q.next, &mut q.claimed, candidate[c], ok[c][i]);
+                }
+                if ok[c].iter().all(|&x| x) {
+                    done[c] = Some(candidate[c]);
+                }
+            }
+        }
+        (done[0].expect("A agreed"), done[1].expect("B agreed"))
+    }
+
+    #[test]
+    fn concurrent_creations_get_distinct_ids() {
+        for order in [[[0, 1], [1, 0]], [[0, 1], [0, 1]], [[1, 0], [0, 1]]] {
+            let (a, b) = race(order);
+            assert_ne!(a, b, "order {order:?}");
+        }
+    }
+
+    #[test]
+    fn retired_and_claimed_ids_are_never_proposed_or_claimed() {
+        let mut claimed = BTreeSet::from([10]);
+        assert_eq!(propose(4, &claimed), 12);
+        assert!(!claim(4, &mut claimed, 10), "claimed by another creation");
+        assert!(
+            !claim(14, &mut claimed, 12),
+            "below the next free id: retired"
+        );
+        assert!(claim(4, &mut claimed, 12));
+        let mut next = 4;
+        settle(&mut next, &mut claimed, 12, true);
+        assert_eq!((next, claimed.contains(&12)), (14, false));
+    }
 }

@@ -122,7 +122,11 @@ pub fn create(
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect(),
     );
-    let context = agree_with(function, &|v| {
+    // The salt: the larger of the two local communicators' contexts, the same on both
+    // sides and different for creations racing in one process.
+    let here = runtime::with(function, |rt| Ok(rt.comm(function, local)?.context))?;
+    let there = swap_during_create(function, local, local_leader, link.as_ref(), here)?;
+    let context = agree_with(function, here.max(there), &|v| {
         let local_max = max_of(&allgather_bytes(function, local, &v.to_le_bytes())?);
         let theirs = swap_during_create(function, local, local_leader, link.as_ref(), local_max)?;
         Ok(local_max.max(theirs))
@@ -227,7 +231,7 @@ impl Sides {
 pub fn agree(function: &str, comm: CommId) -> MpiResult<u64> {
     let tag = internal_tag(0);
     let sides = Sides::of(function, comm, tag)?;
-    agree_with(function, &|v| {
+    agree_with(function, sides.context, &|v| {
         let mine = sides.local_max(function, tag, v)?;
         Ok(mine.max(sides.swap(function, tag, mine)?))
     })
