@@ -3,7 +3,7 @@
 # already installed (scripts/install.sh calls this after installing it):
 #   PREFIX/lib/libmpifort.so     the mpi_*_ procedures (generated wrappers + special.f90)
 #   PREFIX/include/mpif.h        constants for `include 'mpif.h'`
-#   PREFIX/lib/fortran/mpi.mod   the `mpi` module
+#   PREFIX/lib/fortran/mpi.mod, mpi_f08.mod   the `mpi` and `mpi_f08` modules
 #   PREFIX/bin/mpifort, mpif90, mpif77 -> crossmpi
 # The wrappers are generated from mpi.h for exactly the functions the installed
 # libmpi_abi.so.1 exports (by crossmpi-fortran-gen, which this script builds).
@@ -26,7 +26,8 @@ rm -rf "$work" && mkdir -p "$work"
 nm -D --defined-only "$prefix/lib/libmpi_abi.so.1" | awk '$2 == "T" { print $3 }' > "$work/symbols.txt"
 "$gen" "$root/crates/abi/include/mpi.h" "$work/symbols.txt" "$work"
 flags=(-O2 -fPIC -J "$work" -I "$here")
-for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/mpi.f90"; do
+for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/mpi.f90" \
+  "$work/mpi_f08.f90"; do
   "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
 done
 # The predefined attribute callbacks take the object handle as an opaque INTEGER, so the
@@ -40,7 +41,7 @@ done
 mkdir -p "$prefix/lib/fortran" "$prefix/include" "$prefix/bin"
 install -m 755 "$work/libmpifort.so" "$prefix/lib/libmpifort.so"
 install -m 644 "$work/mpif.h" "$prefix/include/mpif.h"
-install -m 644 "$work/mpi.mod" "$prefix/lib/fortran/mpi.mod"
+install -m 644 "$work/mpi.mod" "$work/mpi_f08.mod" "$prefix/lib/fortran/"
 install -m 644 "$work/skipped.txt" "$prefix/lib/fortran/skipped.txt"
 for name in mpifort mpif90 mpif77; do
   ln -sf crossmpi "$prefix/bin/$name"

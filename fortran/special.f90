@@ -2,23 +2,28 @@
 ! crossmpi-fortran-gen does not generate them (docs/fortran.md lists why).
 
 ! MPI_Init and MPI_Init_thread: Fortran has no argc/argv; C accepts NULL for both.
+! ierror is optional for mpi_f08 callers, as in the generated wrappers.
 subroutine crossmpi_f_init(ierror) bind(C, name="mpi_init_")
   use, intrinsic :: iso_c_binding
   implicit none
-  integer(c_int) :: ierror
+  integer(c_int), optional :: ierror
+  integer(c_int) :: ierr_c
   interface
     integer(c_int) function c_init(argc, argv) bind(C, name="MPI_Init")
       import
       type(c_ptr), value :: argc, argv
     end function
   end interface
-  ierror = c_init(c_null_ptr, c_null_ptr)
+  ierr_c = c_init(c_null_ptr, c_null_ptr)
+  if (present(ierror)) ierror = ierr_c
 end subroutine
 
 subroutine crossmpi_f_init_thread(required, provided, ierror) bind(C, name="mpi_init_thread_")
   use, intrinsic :: iso_c_binding
   implicit none
-  integer(c_int) :: required, provided, ierror
+  integer(c_int) :: required, provided
+  integer(c_int), optional :: ierror
+  integer(c_int) :: ierr_c
   interface
     integer(c_int) function c_init_thread(argc, argv, required, provided) &
         bind(C, name="MPI_Init_thread")
@@ -28,7 +33,8 @@ subroutine crossmpi_f_init_thread(required, provided, ierror) bind(C, name="mpi_
       integer(c_int) :: provided
     end function
   end interface
-  ierror = c_init_thread(c_null_ptr, c_null_ptr, required, provided)
+  ierr_c = c_init_thread(c_null_ptr, c_null_ptr, required, provided)
+  if (present(ierror)) ierror = ierr_c
 end subroutine
 
 ! Functions returning a value rather than an error code.

@@ -48,13 +48,30 @@ fn replaced_by_fortran(name: &str) -> bool {
     FORTRAN_ONLY.iter().any(|(n, _)| *n == name)
 }
 
-/// `INTEGER` declarations and `PARAMETER` statements for every constant, then the
-/// sentinels.
-pub fn declarations(constants: &[Constant]) -> Result<String, String> {
+/// Which binding the declarations are for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// `mpif.h` and the `mpi` module: handles and statuses are INTEGERs.
+    Integer,
+    /// `mpi_f08`: handles are `TYPE(MPI_Comm)`..., statuses `TYPE(MPI_Status)`, and the
+    /// status indices MPI_SOURCE/MPI_TAG/MPI_ERROR are component names instead.
+    F08,
+}
+
+/// The status sentinels, which mpi_f08 declares as `TYPE(MPI_Status)`.
+fn is_status(name: &str) -> bool {
+    name.starts_with("MPI_STATUS")
+}
+
+/// Declarations and `PARAMETER`s for every constant, then the sentinels.
+pub fn declarations(constants: &[Constant], style: Style) -> Result<String, String> {
     let mut out = String::new();
     out.push_str("! Fortran-only constants\n");
     for (name, value) in FORTRAN_ONLY {
-        declare(&mut out, name, "integer", *value);
+        if style == Style::F08 && ["MPI_SOURCE", "MPI_TAG", "MPI_ERROR"].contains(name) {
+            continue;
+        }
+        declare(&mut out, name, "integer", &value.to_string());
     }
     out.push_str("! Constants and predefined handles of mpi.h, with the MPI-5 ABI values\n");
     let mut seen = std::collections::HashSet::new();
@@ -62,22 +79,36 @@ pub fn declarations(constants: &[Constant]) -> Result<String, String> {
         if replaced_by_fortran(&c.name) || !seen.insert(c.name.to_ascii_lowercase()) {
             continue;
         }
-        let ty = match c.kind {
-            ConstKind::Integer => "integer",
-            ConstKind::Wide => "integer(kind=8)",
-        };
-        declare(&mut out, &c.name, ty, c.value);
+        match (&c.kind, style) {
+            (ConstKind::Handle(ty), Style::F08) => declare(
+                &mut out,
+                &c.name,
+                &format!("type({ty})"),
+                &format!("{ty}({})", c.value),
+            ),
+            (ConstKind::Wide, _) => {
+                declare(&mut out, &c.name, "integer(kind=8)", &c.value.to_string())
+            }
+            _ => declare(&mut out, &c.name, "integer", &c.value.to_string()),
+        }
     }
     out.push_str("! Sentinels: the library recognises these variables by address\n");
     for (name, shape, block) in SENTINELS {
-        let _ = writeln!(out, "      integer {name}{shape}");
+        if style == Style::F08 && is_status(name) {
+            let shape = if shape.contains(',') { "(1)" } else { "" };
+            let _ = writeln!(out, "      type(MPI_Status) {name}{shape}");
+        } else {
+            let _ = writeln!(out, "      integer {name}{shape}");
+        }
         let _ = writeln!(out, "      common /{block}/ {name}");
     }
-    check_fixed_form(&out)?;
+    if style == Style::Integer {
+        check_fixed_form(&out)?;
+    }
     Ok(out)
 }
 
-fn declare(out: &mut String, name: &str, ty: &str, value: i64) {
+fn declare(out: &mut String, name: &str, ty: &str, value: &str) {
     let _ = writeln!(out, "      {ty} {name}");
     let _ = writeln!(out, "      parameter ({name}={value})");
 }
@@ -121,7 +152,7 @@ pub fn mpif_h(constants: &[Constant]) -> Result<String, String> {
          ! crossmpi-fortran-gen from mpi.h (do not edit).\n\
          ! Valid as fixed and as free source form.\n",
     );
-    out.push_str(&declarations(constants)?);
+    out.push_str(&declarations(constants, Style::Integer)?);
     out.push_str(
         "      external MPI_WTIME, MPI_WTICK\n      \
          double precision MPI_WTIME, MPI_WTICK\n      \
@@ -144,7 +175,7 @@ mod tests {
             value: 99,
             kind: ConstKind::Integer,
         }];
-        let text = declarations(&c).unwrap();
+        let text = declarations(&c, Style::Integer).unwrap();
         assert!(text.contains("parameter (MPI_TAG=2)"));
         assert!(!text.contains("=99"));
     }
@@ -156,7 +187,7 @@ mod tests {
             value: 1,
             kind: ConstKind::Integer,
         }];
-        assert!(declarations(&c).is_err());
+        assert!(declarations(&c, Style::Integer).is_err());
     }
 
     #[test]
@@ -173,13 +204,29 @@ mod tests {
     }
 
     #[test]
+    fn f08_handles_and_statuses_are_derived_types() {
+        let c = [Constant {
+            name: "MPI_COMM_WORLD".into(),
+            value: 257,
+            kind: ConstKind::Handle("MPI_Comm".into()),
+        }];
+        let text = declarations(&c, Style::F08).unwrap();
+        assert!(text.contains("type(MPI_Comm) MPI_COMM_WORLD"));
+        assert!(text.contains("parameter (MPI_COMM_WORLD=MPI_Comm(257))"));
+        assert!(text.contains("type(MPI_Status) MPI_STATUSES_IGNORE(1)"));
+        assert!(!text.contains("MPI_SOURCE"));
+        let text = declarations(&c, Style::Integer).unwrap();
+        assert!(text.contains("parameter (MPI_COMM_WORLD=257)"));
+    }
+
+    #[test]
     fn wide_constants_get_kind_8() {
         let c = [Constant {
             name: "MPI_DISPLACEMENT_CURRENT".into(),
             value: -1,
             kind: ConstKind::Wide,
         }];
-        let text = declarations(&c).unwrap();
+        let text = declarations(&c, Style::Integer).unwrap();
         assert!(text.contains("integer(kind=8) MPI_DISPLACEMENT_CURRENT"));
     }
 }

@@ -7,12 +7,15 @@
 //! and ignores everything else.
 
 /// How a constant is declared in Fortran.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConstKind {
-    /// A default `INTEGER` (plain integers and handles).
+    /// A default `INTEGER`.
     Integer,
     /// An `INTEGER(KIND=8)` (values of type `MPI_Aint`, `MPI_Offset` or `MPI_Count`).
     Wide,
+    /// A predefined handle of the named C type: an `INTEGER` in `mpif.h` and `mpi`, a
+    /// `TYPE(MPI_Comm)`... in `mpi_f08`.
+    Handle(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +106,8 @@ impl Header {
     }
 
     fn push_constant(&mut self, name: &str, value: i64, kind: ConstKind) {
+        // Handles and integers alike must fit a default INTEGER; wider values are only
+        // representable as INTEGER(KIND=8).
         let kind = if i32::try_from(value).is_err() {
             ConstKind::Wide
         } else {
@@ -137,7 +142,7 @@ impl Header {
             }
             let kind = match ty {
                 "MPI_Aint" | "MPI_Offset" | "MPI_Count" => ConstKind::Wide,
-                _ if self.is_handle(ty) => ConstKind::Integer,
+                _ if self.is_handle(ty) => ConstKind::Handle(ty.to_string()),
                 _ => return,
             };
             self.push_constant(name, v, kind);
@@ -266,6 +271,10 @@ mod tests {
         let get = |n: &str| h.constants.iter().find(|c| c.name == n).cloned();
         assert_eq!(get("MPI_ANY_TAG").unwrap().value, -2);
         assert_eq!(get("MPI_COMM_WORLD").unwrap().value, 0x101);
+        assert_eq!(
+            get("MPI_COMM_WORLD").unwrap().kind,
+            ConstKind::Handle("MPI_Comm".into())
+        );
         assert_eq!(get("MPI_WORLD_ALIAS").unwrap().value, 0x101);
         assert!(get("MPI_IN_PLACE").is_none());
         assert_eq!(

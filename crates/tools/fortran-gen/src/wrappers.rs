@@ -51,7 +51,7 @@ impl Parts {
                         None => "1".to_string(),
                     };
                     self.after
-                        .push(format!("call crossmpi_one_based(ierror, {a}, {n})"));
+                        .push(format!("call crossmpi_one_based(ierr_c, {a}, {n})"));
                 }
             }
             Kind::HandlePtr { is_const } => {
@@ -142,7 +142,7 @@ impl Parts {
                     .push(format!("integer(c_intptr_t), target :: {v}"));
                 self.actuals.push(format!("c_loc({v})"));
                 self.after.push(format!(
-                    "if (ierror == 0 .and. crossmpi_int_at(a_{flag}) /= 0) &\n      {a} = int(crossmpi_attr_value(a_{keyval}, {v}), {})",
+                    "if (ierr_c == 0 .and. crossmpi_int_at(a_{flag}) /= 0) &\n      {a} = int(crossmpi_attr_value(a_{keyval}, {v}), {})",
                     attr_kind(*wide)
                 ));
             }
@@ -199,7 +199,9 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     for d in &parts.decls {
         let _ = writeln!(out, "  {d}");
     }
-    out.push_str("  integer(c_int) :: ierror\n");
+    // Optional so one wrapper serves mpi_f08, where callers may omit ierror (gfortran
+    // then passes NULL).
+    out.push_str("  integer(c_int), optional :: ierror\n  integer(c_int) :: ierr_c\n");
     for l in &parts.locals {
         let _ = writeln!(out, "  {l}");
     }
@@ -218,20 +220,24 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     }
     let _ = writeln!(
         out,
-        "  ierror = c_{lower}({})",
+        "  ierr_c = c_{lower}({})",
         continued(&parts.actuals, "      ")
     );
     for a in &parts.after {
         let _ = writeln!(out, "  {a}");
     }
-    let _ = writeln!(out, "end subroutine\n");
+    let _ = writeln!(
+        out,
+        "  if (present(ierror)) ierror = ierr_c\nend subroutine\n"
+    );
     out
 }
 
 /// The explicit interface the `mpi` module gives a routine: choice-like arguments accept
 /// any type, kind and rank (as Open MPI's `use mpi` does with gfortran), strings are
-/// `CHARACTER(*)`, callbacks are procedures, and `ierror` is a required `INTEGER`.
-pub fn interface(f: &Prototype, kinds: &[Kind]) -> String {
+/// `CHARACTER(*)`, callbacks are procedures, and `ierror` is an `INTEGER`, required in
+/// `mpi` and optional in `mpi_f08`.
+pub fn interface(f: &Prototype, kinds: &[Kind], optional_ierror: bool) -> String {
     let mut names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
     names.push("ierror".into());
     let mut out = format!("  subroutine {}({})\n", f.name, continued(&names, "      "));
@@ -252,7 +258,12 @@ pub fn interface(f: &Prototype, kinds: &[Kind]) -> String {
             }
         }
     }
-    let _ = writeln!(out, "    integer :: ierror\n  end subroutine");
+    let ierror = if optional_ierror {
+        "integer, optional :: ierror"
+    } else {
+        "integer :: ierror"
+    };
+    let _ = writeln!(out, "    {ierror}\n  end subroutine");
     out
 }
 
