@@ -17,7 +17,7 @@ use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::reduce::ReduceOp;
 use crossmpi_core::slab::Slab;
 use std::os::raw::{c_int, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// `MPI_User_function`.
 pub type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut usize);
@@ -36,13 +36,27 @@ fn user_ops() -> std::sync::MutexGuard<'static, Slab<ReduceOp>> {
     USER_OPS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The predefined operator a handle value names, if it names one.
+/// Predefined operator handles are below this value (the ABI gives them 0x20..0x3f).
+const PREDEFINED_LIMIT: usize = 0x40;
+
+/// The predefined operator a handle value names, if it names one: a table indexed by
+/// the value, built once (reductions look their operator up on every call).
 fn predefined(op: usize) -> Option<Op> {
-    Op::ALL.iter().copied().find(|o| {
-        HANDLE_CONSTANTS
-            .iter()
-            .any(|&(name, value)| value == op && name == o.mpi_name())
-    })
+    static TABLE: OnceLock<[Option<Op>; PREDEFINED_LIMIT]> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = [None; PREDEFINED_LIMIT];
+        for &o in Op::ALL {
+            let value = HANDLE_CONSTANTS
+                .iter()
+                .find(|(name, _)| *name == o.mpi_name())
+                .map(|&(_, v)| v);
+            if let Some(slot) = value.and_then(|v| table.get_mut(v)) {
+                *slot = Some(o);
+            }
+        }
+        table
+    });
+    table.get(op).copied().flatten()
 }
 
 fn bad_op(function: &str, op: usize, why: &str) -> MpiError {
