@@ -73,6 +73,26 @@ int main(int argc, char **argv) {
   CHECK(rank == expect, "merge high first: rank %d, expected %d", rank, expect);
   MPI_OK(MPI_Comm_free(&merged));
 
+  /* leaders other than local rank 0, reached through a duplicate of world */
+  MPI_Comm peer, inter3;
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &peer));
+  MPI_OK(MPI_Intercomm_create(local, lsize - 1, peer, low ? n - 1 : half - 1, 43, &inter3));
+  MPI_OK(MPI_Comm_remote_size(inter3, &rsize));
+  CHECK(rsize == (low ? n - half : half), "remote size via other leaders %d", rsize);
+  int token = t_rank, back = -1;
+  int partner = lrank % rsize;
+  MPI_Request rq2;
+  MPI_OK(MPI_Isend(&token, 1, MPI_INT, partner, 6, inter3, &rq2));
+  for (int r = 0; r < rsize; r++) {
+    if (r % lsize != lrank) continue;
+    MPI_Status st;
+    MPI_OK(MPI_Recv(&back, 1, MPI_INT, r, 6, inter3, &st));
+    CHECK(back == (low ? half + r : r), "inter3: got %d from remote %d", back, r);
+  }
+  MPI_OK(MPI_Wait(&rq2, MPI_STATUS_IGNORE));
+  MPI_OK(MPI_Comm_free(&inter3));
+  MPI_OK(MPI_Comm_free(&peer));
+
   MPI_OK(MPI_Comm_free(&inter2));
   MPI_OK(MPI_Comm_free(&inter));
   MPI_OK(MPI_Comm_free(&local));
