@@ -3,8 +3,9 @@
  * communicators while messages are in flight on older ones (sent before the creation,
  * received after it, with the same tag on every communicator), checks every message
  * arrives on the communicator it was sent on, and frees them in a different order.
- * Then two threads create and use communicators at once (MPI_THREAD_MULTIPLE), each on
- * its own parent. */
+ * Creation alternates dup, split (one color, two colors) and create_group. Then three
+ * threads create and use communicators at once (MPI_THREAD_MULTIPLE), each on its own
+ * parent. */
 #include "common.h"
 #include <pthread.h>
 
@@ -36,12 +37,18 @@ static void cycles(MPI_Comm parent, int count, int seed) {
     }
     int r;
     MPI_OK(MPI_Comm_rank(parent, &r));
-    if (cyc % 3 == 0)
+    if (cyc % 4 == 0)
       MPI_OK(MPI_Comm_dup(parent, &live[slot]));
-    else if (cyc % 3 == 1)
+    else if (cyc % 4 == 1)
       MPI_OK(MPI_Comm_split(parent, 0, -r, &live[slot]));
-    else
+    else if (cyc % 4 == 2)
       MPI_OK(MPI_Comm_split(parent, r % 2, r, &live[slot]));
+    else {
+      MPI_Group g;
+      MPI_OK(MPI_Comm_group(parent, &g));
+      MPI_OK(MPI_Comm_create_group(parent, g, cyc, &live[slot]));
+      MPI_OK(MPI_Group_free(&g));
+    }
     /* every rank in a communicator sends the same value, so the receiver knows it */
     values[slot] = seed * 1000000 + cyc;
     post(live[slot], values[slot], &sr[slot], &rr[slot], &in[slot]);
@@ -72,17 +79,17 @@ int main(int argc, char **argv) {
   cycles(MPI_COMM_WORLD, CYCLES, 1);
 
   if (provided == MPI_THREAD_MULTIPLE) {
-    MPI_Comm p1, p2;
-    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &p1));
-    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &p2));
-    struct job a = {p1, 2}, b = {p2, 3};
-    pthread_t ta, tb;
-    pthread_create(&ta, NULL, thread_main, &a);
-    pthread_create(&tb, NULL, thread_main, &b);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    MPI_OK(MPI_Comm_free(&p1));
-    MPI_OK(MPI_Comm_free(&p2));
+    enum { THREADS = 3 };
+    MPI_Comm parents[THREADS];
+    struct job jobs[THREADS];
+    pthread_t tids[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+      MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &parents[i]));
+      jobs[i] = (struct job){parents[i], 2 + i};
+    }
+    for (int i = 0; i < THREADS; i++) pthread_create(&tids[i], NULL, thread_main, &jobs[i]);
+    for (int i = 0; i < THREADS; i++) pthread_join(tids[i], NULL);
+    for (int i = 0; i < THREADS; i++) MPI_OK(MPI_Comm_free(&parents[i]));
   } else {
     CHECK_CROSSMPI(0, "MPI_THREAD_MULTIPLE provided");
   }
