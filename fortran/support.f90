@@ -57,6 +57,36 @@ module crossmpi_fortran_support
     end subroutine
   end interface
 
+  ! The C functions the support routines call: most return one int about a communicator.
+  abstract interface
+    integer(c_int) function comm_query(comm, result) bind(C)
+      import
+      integer(c_intptr_t), value :: comm
+      integer(c_int) :: result
+    end function
+  end interface
+  procedure(comm_query), bind(C, name="MPI_Comm_test_inter") :: c_comm_test_inter
+  procedure(comm_query), bind(C, name="MPI_Comm_size") :: c_comm_size
+  procedure(comm_query), bind(C, name="MPI_Comm_remote_size") :: c_comm_remote_size
+  procedure(comm_query), bind(C, name="MPI_Comm_rank") :: c_comm_rank
+  procedure(comm_query), bind(C, name="MPI_Topo_test") :: c_topo_test
+  procedure(comm_query), bind(C, name="MPI_Cartdim_get") :: c_cartdim_get
+  interface
+    integer(c_int) function c_graph_neighbors_count(comm, rank, n) &
+        bind(C, name="MPI_Graph_neighbors_count")
+      import
+      integer(c_intptr_t), value :: comm
+      integer(c_int), value :: rank
+      integer(c_int) :: n
+    end function
+    integer(c_int) function c_dist_graph_neighbors_count(comm, indegree, outdegree, weighted) &
+        bind(C, name="MPI_Dist_graph_neighbors_count")
+      import
+      integer(c_intptr_t), value :: comm
+      integer(c_int) :: indegree, outdegree, weighted
+    end function
+  end interface
+
   ! Longest string a C function with a fixed maximum writes (MPI_MAX_LIBRARY_VERSION_STRING).
   integer(c_size_t), parameter :: longest_c_string = 8192
 
@@ -225,37 +255,25 @@ contains
     crossmpi_delete_trampoline = ierror
   end function
 
+  ! What the C function f says about a communicator (0 if it fails).
+  integer function comm_query_result(f, comm)
+    procedure(comm_query) :: f
+    integer(c_int), intent(in) :: comm
+    integer(c_int) :: result
+    result = 0
+    if (f(int(comm, c_intptr_t), result) /= 0) result = 0
+    comm_query_result = result
+  end function
+
   ! Number of datatypes MPI_Alltoallw reads per side: the size of the remote group of an
   ! intercommunicator, else of the group.
   integer function crossmpi_alltoallw_length(comm)
     integer(c_int), intent(in) :: comm
-    interface
-      integer(c_int) function c_test_inter(comm, flag) bind(C, name="MPI_Comm_test_inter")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: flag
-      end function
-      integer(c_int) function c_size(comm, size) bind(C, name="MPI_Comm_size")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: size
-      end function
-      integer(c_int) function c_remote_size(comm, size) bind(C, name="MPI_Comm_remote_size")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: size
-      end function
-    end interface
-    integer(c_int) :: inter, n, ierr
-    n = 0
-    inter = 0
-    ierr = c_test_inter(int(comm, c_intptr_t), inter)
-    if (inter /= 0) then
-      ierr = c_remote_size(int(comm, c_intptr_t), n)
+    if (comm_query_result(c_comm_test_inter, comm) /= 0) then
+      crossmpi_alltoallw_length = max(comm_query_result(c_comm_remote_size, comm), 0)
     else
-      ierr = c_size(int(comm, c_intptr_t), n)
+      crossmpi_alltoallw_length = max(comm_query_result(c_comm_size, comm), 0)
     end if
-    crossmpi_alltoallw_length = max(n, 0)
   end function
 
   ! Number of datatypes MPI_Neighbor_alltoallw reads on one side: the out-degree
@@ -265,54 +283,21 @@ contains
     integer(c_int), intent(in) :: comm
     logical, intent(in) :: outgoing
     integer, parameter :: cart = 211, graph = 212, dist_graph = 213
-    interface
-      integer(c_int) function c_topo_test(comm, status) bind(C, name="MPI_Topo_test")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: status
-      end function
-      integer(c_int) function c_cartdim_get(comm, ndims) bind(C, name="MPI_Cartdim_get")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: ndims
-      end function
-      integer(c_int) function c_rank(comm, rank) bind(C, name="MPI_Comm_rank")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: rank
-      end function
-      integer(c_int) function c_graph_neighbors_count(comm, rank, n) &
-          bind(C, name="MPI_Graph_neighbors_count")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int), value :: rank
-        integer(c_int) :: n
-      end function
-      integer(c_int) function c_dist_graph_neighbors_count(comm, indegree, outdegree, weighted) &
-          bind(C, name="MPI_Dist_graph_neighbors_count")
-        import
-        integer(c_intptr_t), value :: comm
-        integer(c_int) :: indegree, outdegree, weighted
-      end function
-    end interface
     integer(c_intptr_t) :: c
-    integer(c_int) :: kind, n, rank, indegree, outdegree, weighted, ierr
+    integer(c_int) :: n, indegree, outdegree, weighted
     c = int(comm, c_intptr_t)
-    kind = -1
     n = 0
-    ierr = c_topo_test(c, kind)
-    if (kind == cart) then
-      ierr = c_cartdim_get(c, n)
-      n = 2 * n
-    else if (kind == graph) then
-      ierr = c_rank(c, rank)
-      ierr = c_graph_neighbors_count(c, rank, n)
-    else if (kind == dist_graph) then
+    select case (comm_query_result(c_topo_test, comm))
+    case (cart)
+      n = 2 * comm_query_result(c_cartdim_get, comm)
+    case (graph)
+      if (c_graph_neighbors_count(c, comm_query_result(c_comm_rank, comm), n) /= 0) n = 0
+    case (dist_graph)
       indegree = 0
       outdegree = 0
-      ierr = c_dist_graph_neighbors_count(c, indegree, outdegree, weighted)
-      n = merge(outdegree, indegree, outgoing)
-    end if
+      if (c_dist_graph_neighbors_count(c, indegree, outdegree, weighted) == 0) &
+        n = merge(outdegree, indegree, outgoing)
+    end select
     crossmpi_neighbor_count = max(n, 0)
   end function
 end module crossmpi_fortran_support
