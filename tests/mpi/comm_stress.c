@@ -1,4 +1,4 @@
-// ranks: 2 4
+// ranks: 2 4 8
 /* Context ids stay collision-free under many dup/split/free cycles: each cycle creates
  * communicators while messages are in flight on older ones (sent before the creation,
  * received after it, with the same tag on every communicator), checks every message

@@ -1,4 +1,4 @@
-// ranks: 1 2 4 5
+// ranks: 1 2 4 5 8
 /* Group algebra: Comm_group, size/rank, incl/excl (and range variants), union,
  * intersection, difference, translate_ranks, compare, MPI_GROUP_EMPTY, free. */
 #include "common.h"

@@ -1,4 +1,4 @@
-// ranks: 2 3 4 5
+// ranks: 2 3 4 5 8
 /* Intercommunicators: world split into a low half and a high half, joined by
  * Intercomm_create (leaders: local rank 0 of each half, world ranks 0 and n/2);
  * remote size/group, test_inter, point-to-point both ways (source = remote rank),

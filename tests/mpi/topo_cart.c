@@ -1,4 +1,4 @@
-// ranks: 1 2 4 6 7
+// ranks: 1 2 4 6 7 8
 /* Cartesian topologies: Dims_create, Cart_create (extra ranks get MPI_COMM_NULL),
  * Topo_test, Cartdim_get, Cart_get, Cart_coords/Cart_rank (periodic wrap), Cart_shift
  * (MPI_PROC_NULL at open ends), a halo exchange along the shift, Cart_sub, Cart_map. */

@@ -1,4 +1,4 @@
-// ranks: 1 3 4
+// ranks: 1 3 4 8
 /* Graph and distributed graph topologies: Graph_create (a ring), Graphdims_get,
  * Graph_get, Graph_neighbors(_count), Graph_map, Topo_test; Dist_graph_create_adjacent
  * (weighted) and Dist_graph_create (each rank names one edge, rank r -> r+1 and
