@@ -25,7 +25,9 @@ work="$target/fortran"
 rm -rf "$work" && mkdir -p "$work"
 nm -D --defined-only "$prefix/lib/libmpi_abi.so.1" | awk '$2 == "T" { print $3 }' > "$work/symbols.txt"
 "$gen" "$root/crates/abi/include/mpi.h" "$work/symbols.txt" "$work"
-flags=(-O2 -fPIC -J "$work" -I "$here")
+# -frecursive keeps every local of a wrapper on the stack, so wrappers are reentrant
+# under MPI_THREAD_MULTIPLE.
+flags=(-O2 -fPIC -frecursive -J "$work" -I "$here")
 for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/mpi.f90" \
   "$work/mpi_f08.f90"; do
   "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
