@@ -21,8 +21,7 @@ pub fn type_error(function: &str, e: TypeError) -> MpiError {
         ErrorKind::Argument => ErrorClass::Arg,
         ErrorKind::Overflow => ErrorClass::Count,
         ErrorKind::Truncate => ErrorClass::Truncate,
-        // The core has no MPI_ERR_CONVERSION class yet.
-        ErrorKind::Conversion => ErrorClass::Other,
+        ErrorKind::Conversion => ErrorClass::Conversion,
     };
     MpiError::arg(class, function, e.argument, e.value, e.reason)
 }

@@ -42,6 +42,11 @@ fn registry() -> std::sync::MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether `code` is a dynamic code (positive, with the DYNAMIC bit).
+fn is_dynamic(code: c_int) -> bool {
+    code > 0 && code & DYNAMIC != 0
+}
+
 /// Records the error's message and returns its code.
 pub fn register(e: &MpiError) -> c_int {
     let mut r = registry();
@@ -57,7 +62,7 @@ pub fn register(e: &MpiError) -> c_int {
 
 /// `MPI_Error_class`: None for a value that is no error code.
 pub fn class_of(code: c_int) -> Option<c_int> {
-    if code & DYNAMIC != 0 {
+    if is_dynamic(code) {
         return Some(code & 0xffff);
     }
     if (0..=MPI_ERR_ABI).contains(&code)
@@ -80,7 +85,7 @@ pub fn class_of(code: c_int) -> Option<c_int> {
 
 /// `MPI_Error_string`.
 pub fn string_of(code: c_int) -> Option<String> {
-    if code & DYNAMIC != 0 {
+    if is_dynamic(code) {
         let r = registry();
         let slot = ((code >> 16) & 0x3fff) as usize;
         if let Some(Some((c, m))) = r.messages.get(slot) {
@@ -132,6 +137,7 @@ fn predefined_class_name(code: c_int) -> Option<String> {
         ErrorClass::Truncate,
         ErrorClass::Other,
         ErrorClass::Intern,
+        ErrorClass::Conversion,
         ErrorClass::Pending,
         ErrorClass::InStatus,
         ErrorClass::Info,
@@ -166,7 +172,7 @@ pub fn add_class() -> c_int {
 
 /// `MPI_Add_error_code`.
 pub fn add_code(function: &str, class: c_int) -> MpiResult<c_int> {
-    if class_of(class) != Some(class) || class & DYNAMIC != 0 {
+    if class_of(class) != Some(class) || is_dynamic(class) {
         return Err(MpiError::arg(
             ErrorClass::Arg,
             function,

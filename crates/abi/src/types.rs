@@ -130,15 +130,6 @@ pub fn free(h: usize) {
     }
 }
 
-/// Whether two types were built the same way (same constructor, arguments and bounds):
-/// then an application cannot tell them apart through any datatype query.
-fn same_type(a: &Datatype, b: &Datatype) -> bool {
-    a.envelope() == b.envelope()
-        && (a.size(), a.lb(), a.extent(), a.true_lb(), a.true_extent())
-            == (b.size(), b.lb(), b.extent(), b.true_lb(), b.true_extent())
-        && format!("{:?}", a.contents()) == format!("{:?}", b.contents())
-}
-
 /// A handle naming a datatype while a user callback runs; a temporary handle (for a type
 /// no application handle names) is freed when this is dropped.
 pub struct TypeHandle {
@@ -173,7 +164,7 @@ pub fn handle_for(dtype: &Datatype) -> TypeHandle {
     let mut types = user_types();
     let found = types
         .iter()
-        .filter(|(_, t)| same_type(&t.dtype, dtype))
+        .filter(|(_, t)| t.dtype.same(dtype))
         .max_by_key(|(_, t)| t.committed)
         .map(|(id, _)| handle::encode(Kind::Datatype, id.index));
     if let Some(value) = found {

@@ -268,6 +268,12 @@ impl Datatype {
         Datatype::build(frag, ctor, "MPI_Type_create_resized", "extent", extent)
     }
 
+    /// Whether `other` is this very type (not merely an equal one): the ABI layer uses it
+    /// to find the handle an application knows a type by.
+    pub fn same(&self, other: &Datatype) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// A copy reporting the Dup combiner (MPI_Type_dup).
     pub fn dup(&self) -> Datatype {
         Datatype(Arc::new(Inner {
