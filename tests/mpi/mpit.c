@@ -106,6 +106,11 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_T_category_get_index("crossmpi_traffic", &cidx));
     MPI_OK(MPI_T_category_get_info(cidx, NULL, NULL, NULL, NULL, &nc, &np, &nsub));
     CHECK(np == 4 && nc == 0, "traffic category: %d pvars", np);
+#if MPI_VERSION >= 4
+    int nev = -1;
+    MPI_OK(MPI_T_event_get_num(&nev));
+    CHECK(nev == 0, "no events: %d", nev);
+#endif
   }
   t_barrier();
   MPI_OK(MPI_Comm_free(&t_ctl));

@@ -48,6 +48,7 @@ mod op;
 mod p2p;
 mod pack;
 mod tool;
+mod tool_events;
 mod topo;
 mod types;
 mod util;

@@ -19,9 +19,9 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
-type TResult<T> = Result<T, c_int>;
+pub(crate) type TResult<T> = Result<T, c_int>;
 
-fn tcall(body: impl FnOnce() -> TResult<()>) -> c_int {
+pub(crate) fn tcall(body: impl FnOnce() -> TResult<()>) -> c_int {
     match body() {
         Ok(()) => MPI_SUCCESS,
         Err(code) => code,
@@ -31,7 +31,7 @@ fn tcall(body: impl FnOnce() -> TResult<()>) -> c_int {
 /// `MPI_T_init_thread` calls not yet matched by `MPI_T_finalize`.
 static INITS: AtomicI32 = AtomicI32::new(0);
 
-fn initialized() -> TResult<()> {
+pub(crate) fn initialized() -> TResult<()> {
     if INITS.load(Ordering::Acquire) > 0 {
         Ok(())
     } else {
@@ -39,7 +39,7 @@ fn initialized() -> TResult<()> {
     }
 }
 
-fn put<T>(p: *mut T, v: T) {
+pub(crate) fn put<T>(p: *mut T, v: T) {
     // MPI_T lets callers pass NULL for outputs they do not want.
     let _ = out("MPI_T", "output", p, v);
 }
@@ -60,7 +60,7 @@ fn put_string(buf: *mut c_char, len: *mut c_int, s: &str) {
     put(len, (s.len() + 1).min(room as usize) as c_int);
 }
 
-fn in_name(name: *const c_char) -> TResult<String> {
+pub(crate) fn in_name(name: *const c_char) -> TResult<String> {
     if name.is_null() {
         return Err(MPI_T_ERR_INVALID_NAME);
     }
@@ -304,7 +304,9 @@ const CATEGORIES: &[(&str, &str, usize, usize)] = &[
     ),
 ];
 
-fn category(index: c_int) -> TResult<&'static (&'static str, &'static str, usize, usize)> {
+pub(crate) fn category(
+    index: c_int,
+) -> TResult<&'static (&'static str, &'static str, usize, usize)> {
     usize::try_from(index)
         .ok()
         .and_then(|i| CATEGORIES.get(i))
