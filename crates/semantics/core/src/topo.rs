@@ -170,14 +170,12 @@ pub fn dims_create(function: &str, nnodes: usize, dims: &mut [usize]) -> MpiResu
             ))
         };
     }
+    let n = nnodes / fixed;
     let mut best = Vec::new();
-    balanced(
-        nnodes / fixed,
-        free,
-        nnodes / fixed,
-        &mut Vec::new(),
-        &mut best,
-    );
+    let search = Search {
+        divisors: divisors(n),
+    };
+    search.balanced(n, free, n, &mut Vec::new(), &mut best);
     let mut it = best.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
         *d = it.next().expect("one factor per free dimension");
@@ -185,32 +183,64 @@ pub fn dims_create(function: &str, nnodes: usize, dims: &mut [usize]) -> MpiResu
     Ok(())
 }
 
-/// Searches non-increasing factorisations of `n` into `k` factors (each at most `cap`),
-/// keeping the one with the smallest spread between largest and smallest factor.
-fn balanced(n: usize, k: usize, cap: usize, cur: &mut Vec<usize>, best: &mut Vec<usize>) {
-    if k == 1 {
-        if n <= cap {
-            cur.push(n);
-            let spread = |v: &[usize]| v[0] - v[v.len() - 1];
-            if best.is_empty() || spread(cur) < spread(best) {
-                *best = cur.clone();
+/// The divisors of `n`, largest first (trial division up to its square root).
+fn divisors(n: usize) -> Vec<usize> {
+    let mut small = Vec::new();
+    let mut large = Vec::new();
+    let mut d = 1;
+    while d * d <= n {
+        if n.is_multiple_of(d) {
+            small.push(d);
+            if d * d != n {
+                large.push(n / d);
             }
-            cur.pop();
         }
-        return;
+        d += 1;
     }
-    // The largest remaining factor is at least the k-th root of n.
-    let mut f = cap.min(n);
-    while f >= 1 {
-        if n.is_multiple_of(f) && f.pow(k as u32) >= n {
-            cur.push(f);
-            balanced(n / f, k - 1, f, cur, best);
-            cur.pop();
+    large.extend(small.into_iter().rev());
+    large
+}
+
+/// The balanced factorisation search of `MPI_Dims_create` over the divisors of the
+/// number to split (every factor divides it).
+struct Search {
+    divisors: Vec<usize>,
+}
+
+impl Search {
+    /// Searches non-increasing factorisations of `n` into `k` factors (each at most
+    /// `cap`), keeping the one with the smallest spread between largest and smallest.
+    fn balanced(
+        &self,
+        n: usize,
+        k: usize,
+        cap: usize,
+        cur: &mut Vec<usize>,
+        best: &mut Vec<usize>,
+    ) {
+        if k == 1 {
+            if n <= cap {
+                cur.push(n);
+                let spread = |v: &[usize]| v[0] - v[v.len() - 1];
+                if best.is_empty() || spread(cur) < spread(best) {
+                    *best = cur.clone();
+                }
+                cur.pop();
+            }
+            return;
         }
-        if f.checked_pow(k as u32).is_none_or(|p| p >= n) {
-            f -= 1;
-        } else {
-            break;
+        // The largest remaining factor is at least the k-th root of n.
+        let at_least_root = |f: usize| f.checked_pow(k as u32).is_none_or(|p| p >= n);
+        for &f in &self.divisors {
+            if f > cap.min(n) || !n.is_multiple_of(f) {
+                continue;
+            }
+            if !at_least_root(f) {
+                break;
+            }
+            cur.push(f);
+            self.balanced(n / f, k - 1, f, cur, best);
+            cur.pop();
         }
     }
 }
@@ -478,6 +508,12 @@ mod tests {
         assert_eq!(dims(12, &[0, 0]), vec![4, 3]);
         assert_eq!(dims(1, &[0, 0, 0]), vec![1, 1, 1]);
         assert_eq!(dims(36, &[0, 0, 0]), vec![4, 3, 3]);
+        assert_eq!(dims(1_000_000_007, &[0, 0]), vec![1_000_000_007, 1]);
+        assert_eq!(dims(1 << 20, &[0, 0, 0, 0]), vec![32, 32, 32, 32]);
+        let d = dims(720_720, &[0, 0, 0, 0, 0, 0]);
+        assert_eq!(d.iter().product::<usize>(), 720_720);
+        assert!(d.windows(2).all(|w| w[0] >= w[1]), "{d:?}");
+        assert_eq!(d, vec![13, 11, 10, 9, 8, 7]);
         let mut bad = vec![0, 5];
         assert!(dims_create("test", 7, &mut bad).is_err());
     }
