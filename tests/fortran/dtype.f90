@@ -56,6 +56,8 @@ program dtype
   call MPI_Get_address(val_out, addrs(2), ierr)
   call MPI_Get_address(tag_in, displs(1), ierr)
   call MPI_Get_address(val_in, displs(2), ierr)
+  call check(MPI_Aint_diff(addrs(2), addrs(1)) == addrs(2) - addrs(1), 'MPI_Aint_diff')
+  call check(MPI_Aint_add(addrs(1), 8_MPI_ADDRESS_KIND) == addrs(1) + 8, 'MPI_Aint_add')
   blocks = [1, 1]
   types = [MPI_INTEGER, MPI_DOUBLE_PRECISION]
   call MPI_Type_create_struct(2, blocks, addrs, types, pair_type, ierr)

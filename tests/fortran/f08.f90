@@ -30,8 +30,10 @@ program f08
   type(MPI_Datatype) :: pair
   type(MPI_Op) :: op
   integer :: ierr, rank, nprocs, next, prev, count, sendval(4), recvval(4), a(3), b(3)
+  double precision :: t0
 
   call MPI_Init()
+  t0 = MPI_Wtime()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
   call check_success(ierr, 'MPI_Comm_size with ierror')
@@ -80,6 +82,7 @@ program f08
   call check(all(b == [11, 24, 39]), 'f08 user op')
   call MPI_Op_free(op)
 
+  call check(MPI_Wtime() >= t0 .and. MPI_Wtick() > 0, 'MPI_Wtime and MPI_Wtick')
   call passed('f08')
   call MPI_Finalize()
 end program
