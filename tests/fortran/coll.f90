@@ -1,4 +1,4 @@
-! ranks: 1 2 3 4
+! ranks: 1 2 3 4 8
 ! requires: MPI_Bcast MPI_Reduce MPI_Allreduce MPI_Gather
 ! Collectives from Fortran: bcast, reduce, allreduce with MPI_IN_PLACE (the sentinel is
 ! a variable whose address the library recognises), a user-defined op in a collective,

@@ -1,4 +1,4 @@
-! ranks: 2 3 4
+! ranks: 2 3 4 8
 ! Point-to-point through `use mpi`: buffers of several types in one program unit (the
 ! module's interfaces accept any type), nonblocking operations with arrays of requests
 ! and statuses, 1-based indices from MPI_Waitany/Waitsome, logical flags, probes.
