@@ -215,8 +215,6 @@ pub fn delete_comm_attrs(function: &str, comm: CommId) -> MpiResult<()> {
 
 /// For `MPI_Finalize`, before anything else: deletes the attributes of
 /// `MPI_COMM_SELF`, so libraries caching cleanup actions there (HDF5 does) run them.
-// Called by MPI_Finalize once the environment module wires it (see the report of issue 3).
-#[allow(dead_code)]
 pub fn finalize_self(function: &str) -> MpiResult<()> {
     let id = runtime::with(function, |rt| Ok(rt.self_comm))?;
     delete_comm_attrs(function, id)
@@ -290,8 +288,6 @@ fn check_type(function: &str, datatype: usize) -> MpiResult<()> {
     crate::types::lookup(function, "datatype", datatype).map(|_| ())
 }
 
-// Called by MPI_Type_dup once the datatype module wires it (see the report of issue 3).
-#[allow(dead_code)]
 /// For `MPI_Type_dup`: copies `old`'s attributes to `new` through the copy callbacks.
 pub fn copy_type_attrs(function: &str, old: usize, new: usize) -> MpiResult<()> {
     let attrs = type_attrs().get(&old).cloned().unwrap_or_default();
@@ -304,8 +300,6 @@ pub fn copy_type_attrs(function: &str, old: usize, new: usize) -> MpiResult<()> 
     Ok(())
 }
 
-// Called by MPI_Type_free once the datatype module wires it.
-#[allow(dead_code)]
 /// For `MPI_Type_free`: deletes every attribute of the type, running the callbacks.
 pub fn delete_type_attrs(function: &str, datatype: usize) -> MpiResult<()> {
     loop {

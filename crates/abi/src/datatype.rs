@@ -637,6 +637,7 @@ export! {
                 return out(f, "newtype", newtype, 0);
             }
             let h = types::create(t.dup());
+            crate::attr::copy_type_attrs(f, oldtype, h)?;
             if committed {
                 types::commit(h);
             }
@@ -659,6 +660,7 @@ export! {
         call(Scope::Process, || {
             let h = slice(f, "datatype", datatype, 1)?[0];
             with_user_type(f, h, |_| ())?;
+            crate::attr::delete_type_attrs(f, h)?;
             types::free(h);
             out(f, "datatype", datatype, MPI_DATATYPE_NULL)
         })

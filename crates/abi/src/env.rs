@@ -46,7 +46,10 @@ export! {
     }
 
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
-        call(Scope::Process, || runtime::finalize("MPI_Finalize"))
+        call(Scope::Process, || {
+            crate::attr::finalize_self("MPI_Finalize")?;
+            runtime::finalize("MPI_Finalize")
+        })
     }
 
     fn MPI_Initialized / PMPI_Initialized(flag: *mut c_int) -> c_int {

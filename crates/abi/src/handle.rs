@@ -80,11 +80,6 @@ impl MpiStatus {
         self.internal[0] as u32 as u64 | (self.internal[1] as u32 as u64) << 32
     }
 
-    pub fn set_bytes(&mut self, bytes: u64) {
-        self.internal[0] = bytes as u32 as c_int;
-        self.internal[1] = (bytes >> 32) as u32 as c_int;
-    }
-
     pub fn cancelled(&self) -> bool {
         self.internal[2] != 0
     }
