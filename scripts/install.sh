@@ -17,7 +17,7 @@ done
 install -m 755 "$target/libmpi_abi.so" "$prefix/lib/libmpi_abi.so.1"
 ln -sf libmpi_abi.so.1 "$prefix/lib/libmpi_abi.so"
 ln -sf libmpi_abi.so.1 "$prefix/lib/libmpi.so"
-install -m 644 "$root/crates/abi/include/mpi.h" "$prefix/include/mpi.h"
+install -m 644 "$root/crates/abi/include/mpi.h" "$root/crates/abi/include/mpi_compat.h" "$prefix/include/"
 echo "installed crossmpi into $prefix"
 # crossmpi lab: the Python package that `crossmpi lab` runs (with Debian's python3).
 mkdir -p "$prefix/lib/crossmpi/python"

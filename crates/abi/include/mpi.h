@@ -2046,6 +2046,9 @@ int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *lo
 int MPI_Abi_set_fortran_info(MPI_Info info);
 int PMPI_Abi_set_fortran_info(MPI_Info info);
 
+/* Source-compatibility declarations outside the standard ABI (MPI_Fint, c2f/f2c). */
+#include <mpi_compat.h>
+
 #ifdef __cplusplus
 }
 #endif
