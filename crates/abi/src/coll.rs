@@ -7,19 +7,44 @@
 //! the operator, and starts the core collective blocking or as a request.
 
 use crate::comm::resolve;
+use crate::consts::HANDLE_CONSTANTS;
 use crate::error::{call, Scope};
 use crate::handle::{self, Kind};
 use crate::op;
 use crate::p2p::buffer;
 use crate::types;
 use crate::util::{count, out, slice};
-use crossmpi_core::coll::{self, sched::Mode, ROOT};
+use crossmpi_core::coll::{self, sched::Mode, Flow, ROOT};
 use crossmpi_core::comm::CommId;
+use crossmpi_core::datatype::op::Op;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::reduce::ReduceOp;
 use crossmpi_core::request::{ReqId, PROC_NULL};
 use crossmpi_core::runtime;
 use crossmpi_core::userbuf::UserBuf;
 use std::os::raw::{c_int, c_void};
+use std::sync::OnceLock;
+
+/// The operator an `MPI_Op` handle names. Predefined operators come from a table built
+/// once (`op::resolve` searches the handle names, too slow for an 8-byte allreduce).
+fn reduce_op(function: &str, h: usize) -> MpiResult<ReduceOp> {
+    static PREDEFINED: OnceLock<Vec<(usize, ReduceOp)>> = OnceLock::new();
+    let table = PREDEFINED.get_or_init(|| {
+        Op::ALL
+            .iter()
+            .filter_map(|o| {
+                HANDLE_CONSTANTS
+                    .iter()
+                    .find(|(name, _)| *name == o.mpi_name())
+                    .map(|&(_, v)| (v, ReduceOp::Builtin(*o)))
+            })
+            .collect()
+    });
+    match table.iter().find(|(v, _)| *v == h) {
+        Some((_, o)) => Ok(o.clone()),
+        None => op::resolve(function, h),
+    }
+}
 
 /// `MPI_IN_PLACE` (MPI-5.0 ABI: `(void *)0x1`).
 const IN_PLACE: usize = 1;
@@ -208,37 +233,64 @@ pub fn bcast(
     })
 }
 
+/// The own data of a rooted gather or scatter (`sendbuf` / `recvbuf`): `None` where the
+/// process has none (the root's group of an intercommunicator) or passes `MPI_IN_PLACE`
+/// (allowed at the root of an intracommunicator only).
+fn rooted_own(
+    f: &str,
+    t: &Target,
+    root: c_int,
+    arg: &str,
+    p: *const c_void,
+    n: i64,
+    dtype: usize,
+) -> MpiResult<Option<UserBuf>> {
+    let is_root = t.is_root(root);
+    if t.idle(root) || (t.remote.is_some() && is_root) {
+        return Ok(None);
+    }
+    if in_place(p) {
+        if !is_root || t.remote.is_some() {
+            return Err(MpiError::arg(
+                ErrorClass::Buffer,
+                f,
+                arg,
+                "MPI_IN_PLACE",
+                "allowed at the root only",
+            ));
+        }
+        return Ok(None);
+    }
+    buffer(f, p, n, dtype).map(Some)
+}
+
+/// Gather (`Flow::ToRoot`) or scatter: `own` is this process's buffer (`sendbuf` of a
+/// gather, `recvbuf` of a scatter), `blocks` builds the root's per-member buffers.
 #[allow(clippy::too_many_arguments)]
-fn gather_any(
+fn rooted_any(
     f: &'static str,
     mode: Mode,
-    sendbuf: *const c_void,
-    sendcount: i64,
-    sendtype: usize,
+    flow: Flow,
+    own: *const c_void,
+    own_count: i64,
+    own_type: usize,
     blocks: impl FnOnce(&Target) -> MpiResult<Vec<UserBuf>>,
     root: c_int,
     comm: usize,
 ) -> MpiResult<Option<ReqId>> {
     let t = Target::of(f, comm)?;
-    let is_root = t.is_root(root);
-    let send = if t.idle(root) || (t.remote.is_some() && is_root) {
-        None
-    } else if in_place(sendbuf) {
-        if !is_root || t.remote.is_some() {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                f,
-                "sendbuf",
-                "MPI_IN_PLACE",
-                "allowed at the root only",
-            ));
-        }
-        None
+    let arg = if flow == Flow::ToRoot {
+        "sendbuf"
     } else {
-        Some(buffer(f, sendbuf, sendcount, sendtype)?)
+        "recvbuf"
     };
-    let recv = if is_root { blocks(&t)? } else { Vec::new() };
-    coll::gather(f, t.id, mode, send, recv, root)
+    let mine = rooted_own(f, &t, root, arg, own, own_count, own_type)?;
+    let per_member = if t.is_root(root) {
+        blocks(&t)?
+    } else {
+        Vec::new()
+    };
+    coll::rooted(f, t.id, mode, per_member, mine, root, flow)
 }
 
 pub fn gather(
@@ -255,9 +307,10 @@ pub fn gather(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        gather_any(
+        rooted_any(
             f,
             mode,
+            Flow::ToRoot,
             sendbuf,
             sendcount,
             sendtype,
@@ -283,9 +336,10 @@ pub fn gatherv(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        gather_any(
+        rooted_any(
             f,
             mode,
+            Flow::ToRoot,
             sendbuf,
             sendcount,
             sendtype,
@@ -298,39 +352,6 @@ pub fn gatherv(
             comm,
         )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn scatter_any(
-    f: &'static str,
-    mode: Mode,
-    blocks: impl FnOnce(&Target) -> MpiResult<Vec<UserBuf>>,
-    recvbuf: *mut c_void,
-    recvcount: i64,
-    recvtype: usize,
-    root: c_int,
-    comm: usize,
-) -> MpiResult<Option<ReqId>> {
-    let t = Target::of(f, comm)?;
-    let is_root = t.is_root(root);
-    let recv = if t.idle(root) || (t.remote.is_some() && is_root) {
-        None
-    } else if in_place(recvbuf) {
-        if !is_root || t.remote.is_some() {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                f,
-                "recvbuf",
-                "MPI_IN_PLACE",
-                "allowed at the root only",
-            ));
-        }
-        None
-    } else {
-        Some(buffer(f, recvbuf, recvcount, recvtype)?)
-    };
-    let send = if is_root { blocks(&t)? } else { Vec::new() };
-    coll::scatter(f, t.id, mode, send, recv, root)
 }
 
 pub fn scatter(
@@ -347,13 +368,14 @@ pub fn scatter(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        scatter_any(
+        rooted_any(
             f,
             mode,
-            |t| equal_blocks(f, sendbuf, t.peers(), sendcount, sendtype),
+            Flow::FromRoot,
             recvbuf,
             recvcount,
             recvtype,
+            |t| equal_blocks(f, sendbuf, t.peers(), sendcount, sendtype),
             root,
             comm,
         )
@@ -375,31 +397,32 @@ pub fn scatterv(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        scatter_any(
+        rooted_any(
             f,
             mode,
+            Flow::FromRoot,
+            recvbuf,
+            recvcount,
+            recvtype,
             |t| {
                 let c = sendcounts.read(f, "sendcounts", t.peers())?;
                 let d = displs.read(f, "displs", t.peers())?;
                 v_blocks(f, sendbuf, &c, &d, sendtype)
             },
-            recvbuf,
-            recvcount,
-            recvtype,
             root,
             comm,
         )
     })
 }
 
-/// The send side of allgather(v): `None` for `MPI_IN_PLACE` (intracommunicators only).
-fn allgather_send(
+/// The send data of a collective where `MPI_IN_PLACE` is allowed on intracommunicators
+/// only: `None` for it, else what `make` builds.
+fn send_or_in_place<T>(
     f: &str,
     t: &Target,
     sendbuf: *const c_void,
-    sendcount: i64,
-    sendtype: usize,
-) -> MpiResult<Option<UserBuf>> {
+    make: impl FnOnce() -> MpiResult<T>,
+) -> MpiResult<Option<T>> {
     if in_place(sendbuf) {
         if t.remote.is_some() {
             return Err(MpiError::arg(
@@ -412,12 +435,78 @@ fn allgather_send(
         }
         return Ok(None);
     }
-    buffer(f, sendbuf, sendcount, sendtype).map(Some)
+    make().map(Some)
+}
+
+/// What an allgather or all-to-all runs over: the communicator's members, or the
+/// neighbours of its process topology (the `MPI_Neighbor_*` calls).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Over {
+    Comm,
+    Neighbors,
+}
+
+/// How many members data comes from and goes to.
+fn fan(f: &str, t: &Target, over: Over) -> MpiResult<(usize, usize)> {
+    match over {
+        Over::Comm => Ok((t.peers(), t.peers())),
+        Over::Neighbors => coll::neighbor_counts(f, t.id),
+    }
+}
+
+/// The send data: `MPI_IN_PLACE` (`None`) is allowed on intracommunicators, never for
+/// neighbourhood collectives.
+fn send_side<T>(
+    f: &str,
+    t: &Target,
+    over: Over,
+    sendbuf: *const c_void,
+    make: impl FnOnce() -> MpiResult<T>,
+) -> MpiResult<Option<T>> {
+    if over == Over::Neighbors {
+        no_in_place(f, "sendbuf", sendbuf)?;
+    }
+    send_or_in_place(f, t, sendbuf, make)
+}
+
+/// Starts an all-to-all style exchange of per-member blocks.
+fn exchange(
+    f: &'static str,
+    t: &Target,
+    mode: Mode,
+    over: Over,
+    send: Option<Vec<UserBuf>>,
+    recv: Vec<UserBuf>,
+) -> MpiResult<Option<ReqId>> {
+    match (over, send) {
+        (Over::Neighbors, Some(send)) => coll::neighbor_exchange(f, t.id, mode, send, recv),
+        (_, send) => coll::alltoall(f, t.id, mode, send, recv),
+    }
+}
+
+/// Starts an allgather of this member's `mine` (`None`: in place) into `blocks`.
+fn gather_all(
+    f: &'static str,
+    t: &Target,
+    mode: Mode,
+    over: Over,
+    mine: Option<UserBuf>,
+    blocks: Vec<UserBuf>,
+    whole: Option<UserBuf>,
+) -> MpiResult<Option<ReqId>> {
+    match (over, mine) {
+        (Over::Neighbors, Some(m)) => {
+            let (_, nd) = fan(f, t, over)?;
+            coll::neighbor_exchange(f, t.id, mode, vec![m; nd], blocks)
+        }
+        (_, mine) => coll::allgather(f, t.id, mode, mine, blocks, whole),
+    }
 }
 
 pub fn allgather(
     f: &'static str,
     mode: Mode,
+    over: Over,
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: usize,
@@ -429,24 +518,30 @@ pub fn allgather(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let send = allgather_send(f, &t, sendbuf, sendcount, sendtype)?;
-        let blocks = equal_blocks(f, recvbuf, t.peers(), recvcount, recvtype)?;
-        let proto = &blocks[0];
-        let whole =
-            (t.remote.is_none() && proto.dtype.extent() == proto.dtype.size() as i64).then(|| {
+        let (ns, _) = fan(f, &t, over)?;
+        let send = send_side(f, &t, over, sendbuf, || {
+            buffer(f, sendbuf, sendcount, sendtype)
+        })?;
+        let blocks = equal_blocks(f, recvbuf, ns, recvcount, recvtype)?;
+        // Equal dense blocks back to back: recursive doubling can move runs of them.
+        let whole = blocks.first().and_then(|proto| {
+            let dense = proto.dtype.extent() == proto.dtype.size() as i64;
+            (over == Over::Comm && t.remote.is_none() && dense).then(|| {
                 UserBuf::new(
                     recvbuf as usize,
                     recvcount as u64 * t.size as u64,
                     proto.dtype.clone(),
                 )
-            });
-        coll::allgather(f, t.id, mode, send, blocks, whole)
+            })
+        });
+        gather_all(f, &t, mode, over, send, blocks, whole)
     })
 }
 
 pub fn allgatherv(
     f: &'static str,
     mode: Mode,
+    over: Over,
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: usize,
@@ -459,39 +554,21 @@ pub fn allgatherv(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let send = allgather_send(f, &t, sendbuf, sendcount, sendtype)?;
-        let c = recvcounts.read(f, "recvcounts", t.peers())?;
-        let d = displs.read(f, "displs", t.peers())?;
+        let (ns, _) = fan(f, &t, over)?;
+        let send = send_side(f, &t, over, sendbuf, || {
+            buffer(f, sendbuf, sendcount, sendtype)
+        })?;
+        let c = recvcounts.read(f, "recvcounts", ns)?;
+        let d = displs.read(f, "displs", ns)?;
         let blocks = v_blocks(f, recvbuf, &c, &d, recvtype)?;
-        coll::allgather(f, t.id, mode, send, blocks, None)
+        gather_all(f, &t, mode, over, send, blocks, None)
     })
-}
-
-/// The send blocks of an all-to-all: `None` for `MPI_IN_PLACE`.
-fn alltoall_send(
-    f: &str,
-    t: &Target,
-    sendbuf: *const c_void,
-    blocks: impl FnOnce() -> MpiResult<Vec<UserBuf>>,
-) -> MpiResult<Option<Vec<UserBuf>>> {
-    if in_place(sendbuf) {
-        if t.remote.is_some() {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                f,
-                "sendbuf",
-                "MPI_IN_PLACE",
-                "not allowed on an intercommunicator",
-            ));
-        }
-        return Ok(None);
-    }
-    blocks().map(Some)
 }
 
 pub fn alltoall(
     f: &'static str,
     mode: Mode,
+    over: Over,
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: usize,
@@ -503,18 +580,19 @@ pub fn alltoall(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let n = t.peers();
-        let send = alltoall_send(f, &t, sendbuf, || {
-            equal_blocks(f, sendbuf, n, sendcount, sendtype)
+        let (ns, nd) = fan(f, &t, over)?;
+        let send = send_side(f, &t, over, sendbuf, || {
+            equal_blocks(f, sendbuf, nd, sendcount, sendtype)
         })?;
-        let recv = equal_blocks(f, recvbuf, n, recvcount, recvtype)?;
-        coll::alltoall(f, t.id, mode, send, recv)
+        let recv = equal_blocks(f, recvbuf, ns, recvcount, recvtype)?;
+        exchange(f, &t, mode, over, send, recv)
     })
 }
 
 pub fn alltoallv(
     f: &'static str,
     mode: Mode,
+    over: Over,
     sendbuf: *const c_void,
     sendcounts: Arr,
     sdispls: Arr,
@@ -528,22 +606,23 @@ pub fn alltoallv(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let n = t.peers();
-        let send = alltoall_send(f, &t, sendbuf, || {
-            let c = sendcounts.read(f, "sendcounts", n)?;
-            let d = sdispls.read(f, "sdispls", n)?;
+        let (ns, nd) = fan(f, &t, over)?;
+        let send = send_side(f, &t, over, sendbuf, || {
+            let c = sendcounts.read(f, "sendcounts", nd)?;
+            let d = sdispls.read(f, "sdispls", nd)?;
             v_blocks(f, sendbuf, &c, &d, sendtype)
         })?;
-        let c = recvcounts.read(f, "recvcounts", n)?;
-        let d = rdispls.read(f, "rdispls", n)?;
+        let c = recvcounts.read(f, "recvcounts", ns)?;
+        let d = rdispls.read(f, "rdispls", ns)?;
         let recv = v_blocks(f, recvbuf, &c, &d, recvtype)?;
-        coll::alltoall(f, t.id, mode, send, recv)
+        exchange(f, &t, mode, over, send, recv)
     })
 }
 
 pub fn alltoallw(
     f: &'static str,
     mode: Mode,
+    over: Over,
     sendbuf: *const c_void,
     sendcounts: Arr,
     sdispls: Arr,
@@ -557,16 +636,16 @@ pub fn alltoallw(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let n = t.peers();
-        let send = alltoall_send(f, &t, sendbuf, || {
-            let c = sendcounts.read(f, "sendcounts", n)?;
-            let d = sdispls.read(f, "sdispls", n)?;
-            w_blocks(f, sendbuf, &c, &d, slice(f, "sendtypes", sendtypes, n)?)
+        let (ns, nd) = fan(f, &t, over)?;
+        let send = send_side(f, &t, over, sendbuf, || {
+            let c = sendcounts.read(f, "sendcounts", nd)?;
+            let d = sdispls.read(f, "sdispls", nd)?;
+            w_blocks(f, sendbuf, &c, &d, slice(f, "sendtypes", sendtypes, nd)?)
         })?;
-        let c = recvcounts.read(f, "recvcounts", n)?;
-        let d = rdispls.read(f, "rdispls", n)?;
-        let recv = w_blocks(f, recvbuf, &c, &d, slice(f, "recvtypes", recvtypes, n)?)?;
-        coll::alltoall(f, t.id, mode, send, recv)
+        let c = recvcounts.read(f, "recvcounts", ns)?;
+        let d = rdispls.read(f, "rdispls", ns)?;
+        let recv = w_blocks(f, recvbuf, &c, &d, slice(f, "recvtypes", recvtypes, ns)?)?;
+        exchange(f, &t, mode, over, send, recv)
     })
 }
 
@@ -584,7 +663,7 @@ pub fn reduce(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let o = op::resolve(f, op)?;
+        let o = reduce_op(f, op)?;
         let is_root = t.is_root(root);
         let send = if in_place(sendbuf) {
             if !is_root || t.remote.is_some() {
@@ -609,29 +688,6 @@ pub fn reduce(
     })
 }
 
-/// Send side of the allreduce-like calls: `None` for `MPI_IN_PLACE`.
-fn reduce_send(
-    f: &str,
-    t: &Target,
-    sendbuf: *const c_void,
-    n: i64,
-    dtype: usize,
-) -> MpiResult<Option<UserBuf>> {
-    if in_place(sendbuf) {
-        if t.remote.is_some() {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                f,
-                "sendbuf",
-                "MPI_IN_PLACE",
-                "not allowed on an intercommunicator",
-            ));
-        }
-        return Ok(None);
-    }
-    buffer(f, sendbuf, n, dtype).map(Some)
-}
-
 pub fn allreduce(
     f: &'static str,
     mode: Mode,
@@ -645,8 +701,8 @@ pub fn allreduce(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let o = op::resolve(f, op)?;
-        let send = reduce_send(f, &t, sendbuf, n, dtype)?;
+        let o = reduce_op(f, op)?;
+        let send = send_or_in_place(f, &t, sendbuf, || buffer(f, sendbuf, n, dtype))?;
         let recv = buffer(f, recvbuf, n, dtype)?;
         coll::allreduce(f, t.id, mode, send, recv, o)
     })
@@ -667,8 +723,8 @@ pub fn scan(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
-        let o = op::resolve(f, op)?;
-        let send = reduce_send(f, &t, sendbuf, n, dtype)?;
+        let o = reduce_op(f, op)?;
+        let send = send_or_in_place(f, &t, sendbuf, || buffer(f, sendbuf, n, dtype))?;
         let recv = buffer(f, recvbuf, n, dtype)?;
         coll::scan(f, t.id, mode, send, recv, o, exclusive)
     })
@@ -684,7 +740,7 @@ fn reduce_scatter_any(
     op: usize,
     t: Target,
 ) -> MpiResult<Option<ReqId>> {
-    let o = op::resolve(f, op)?;
+    let o = reduce_op(f, op)?;
     for &c in &counts {
         count(f, "recvcounts", c)?;
     }
@@ -692,7 +748,7 @@ fn reduce_scatter_any(
     let input = if in_place(sendbuf) {
         buffer(f, recvbuf, total, dtype)?
     } else {
-        reduce_send(f, &t, sendbuf, total, dtype)?.expect("not in place")
+        buffer(f, sendbuf, total, dtype)?
     };
     let mine = buffer(f, recvbuf, counts[t.rank], dtype)?;
     let counts = counts.iter().map(|&c| c as u64).collect();
@@ -732,140 +788,5 @@ pub fn reduce_scatter_block(
         let t = Target::of(f, comm)?;
         let counts = vec![recvcount; t.size];
         reduce_scatter_any(f, mode, sendbuf, recvbuf, counts, dtype, op, t)
-    })
-}
-
-// ---------------------------------------------------------------- neighbourhood
-
-pub fn neighbor_allgather(
-    f: &'static str,
-    mode: Mode,
-    sendbuf: *const c_void,
-    sendcount: i64,
-    sendtype: usize,
-    recvbuf: *mut c_void,
-    recvcount: i64,
-    recvtype: usize,
-    comm: usize,
-    request: *mut usize,
-) -> c_int {
-    finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        let (ns, nd) = coll::neighbor_counts(f, t.id)?;
-        no_in_place(f, "sendbuf", sendbuf)?;
-        let mine = buffer(f, sendbuf, sendcount, sendtype)?;
-        let recv = equal_blocks(f, recvbuf, ns, recvcount, recvtype)?;
-        coll::neighbor_exchange(f, t.id, mode, vec![mine; nd], recv)
-    })
-}
-
-pub fn neighbor_allgatherv(
-    f: &'static str,
-    mode: Mode,
-    sendbuf: *const c_void,
-    sendcount: i64,
-    sendtype: usize,
-    recvbuf: *mut c_void,
-    recvcounts: Arr,
-    displs: Arr,
-    recvtype: usize,
-    comm: usize,
-    request: *mut usize,
-) -> c_int {
-    finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        let (ns, nd) = coll::neighbor_counts(f, t.id)?;
-        no_in_place(f, "sendbuf", sendbuf)?;
-        let mine = buffer(f, sendbuf, sendcount, sendtype)?;
-        let c = recvcounts.read(f, "recvcounts", ns)?;
-        let d = displs.read(f, "displs", ns)?;
-        let recv = v_blocks(f, recvbuf, &c, &d, recvtype)?;
-        coll::neighbor_exchange(f, t.id, mode, vec![mine; nd], recv)
-    })
-}
-
-pub fn neighbor_alltoall(
-    f: &'static str,
-    mode: Mode,
-    sendbuf: *const c_void,
-    sendcount: i64,
-    sendtype: usize,
-    recvbuf: *mut c_void,
-    recvcount: i64,
-    recvtype: usize,
-    comm: usize,
-    request: *mut usize,
-) -> c_int {
-    finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        let (ns, nd) = coll::neighbor_counts(f, t.id)?;
-        no_in_place(f, "sendbuf", sendbuf)?;
-        let send = equal_blocks(f, sendbuf, nd, sendcount, sendtype)?;
-        let recv = equal_blocks(f, recvbuf, ns, recvcount, recvtype)?;
-        coll::neighbor_exchange(f, t.id, mode, send, recv)
-    })
-}
-
-pub fn neighbor_alltoallv(
-    f: &'static str,
-    mode: Mode,
-    sendbuf: *const c_void,
-    sendcounts: Arr,
-    sdispls: Arr,
-    sendtype: usize,
-    recvbuf: *mut c_void,
-    recvcounts: Arr,
-    rdispls: Arr,
-    recvtype: usize,
-    comm: usize,
-    request: *mut usize,
-) -> c_int {
-    finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        let (ns, nd) = coll::neighbor_counts(f, t.id)?;
-        no_in_place(f, "sendbuf", sendbuf)?;
-        let (sc, sd) = (
-            sendcounts.read(f, "sendcounts", nd)?,
-            sdispls.read(f, "sdispls", nd)?,
-        );
-        let (rc, rd) = (
-            recvcounts.read(f, "recvcounts", ns)?,
-            rdispls.read(f, "rdispls", ns)?,
-        );
-        let send = v_blocks(f, sendbuf, &sc, &sd, sendtype)?;
-        let recv = v_blocks(f, recvbuf, &rc, &rd, recvtype)?;
-        coll::neighbor_exchange(f, t.id, mode, send, recv)
-    })
-}
-
-pub fn neighbor_alltoallw(
-    f: &'static str,
-    mode: Mode,
-    sendbuf: *const c_void,
-    sendcounts: Arr,
-    sdispls: Arr,
-    sendtypes: *const usize,
-    recvbuf: *mut c_void,
-    recvcounts: Arr,
-    rdispls: Arr,
-    recvtypes: *const usize,
-    comm: usize,
-    request: *mut usize,
-) -> c_int {
-    finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        let (ns, nd) = coll::neighbor_counts(f, t.id)?;
-        no_in_place(f, "sendbuf", sendbuf)?;
-        let (sc, sd) = (
-            sendcounts.read(f, "sendcounts", nd)?,
-            sdispls.read(f, "sdispls", nd)?,
-        );
-        let (rc, rd) = (
-            recvcounts.read(f, "recvcounts", ns)?,
-            rdispls.read(f, "rdispls", ns)?,
-        );
-        let send = w_blocks(f, sendbuf, &sc, &sd, slice(f, "sendtypes", sendtypes, nd)?)?;
-        let recv = w_blocks(f, recvbuf, &rc, &rd, slice(f, "recvtypes", recvtypes, ns)?)?;
-        coll::neighbor_exchange(f, t.id, mode, send, recv)
     })
 }

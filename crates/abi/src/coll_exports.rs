@@ -1,7 +1,7 @@
 //! The exported collective functions: blocking, nonblocking (`MPI_I*`) and large-count
 //! (`_c`) forms, each a call into `coll.rs` with its name and mode.
 
-use crate::coll::{self, Arr};
+use crate::coll::{self, Arr, Over};
 use crossmpi_core::coll::sched::Mode;
 use std::os::raw::{c_int, c_void};
 use std::ptr::null_mut;
@@ -74,64 +74,64 @@ export! {
         coll::scatterv("MPI_Iscatterv_c", Mode::Nonblocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(displs), sendtype, recvbuf, recvcount, recvtype, root, comm, request)
     }
     fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::allgather("MPI_Allgather", Mode::Blocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
+        coll::allgather("MPI_Allgather", Mode::Blocking, Over::Comm, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
     }
     fn MPI_Allgather_c / PMPI_Allgather_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize) -> c_int {
-        coll::allgather("MPI_Allgather_c", Mode::Blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
+        coll::allgather("MPI_Allgather_c", Mode::Blocking, Over::Comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
     }
     fn MPI_Iallgather / PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::allgather("MPI_Iallgather", Mode::Nonblocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
+        coll::allgather("MPI_Iallgather", Mode::Nonblocking, Over::Comm, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
     }
     fn MPI_Iallgather_c / PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::allgather("MPI_Iallgather_c", Mode::Nonblocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        coll::allgather("MPI_Iallgather_c", Mode::Nonblocking, Over::Comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
     }
     fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::allgatherv("MPI_Allgatherv", Mode::Blocking, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, null_mut())
+        coll::allgatherv("MPI_Allgatherv", Mode::Blocking, Over::Comm, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, null_mut())
     }
     fn MPI_Allgatherv_c / PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const i64, recvtype: usize, comm: usize) -> c_int {
-        coll::allgatherv("MPI_Allgatherv_c", Mode::Blocking, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, null_mut())
+        coll::allgatherv("MPI_Allgatherv_c", Mode::Blocking, Over::Comm, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, null_mut())
     }
     fn MPI_Iallgatherv / PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::allgatherv("MPI_Iallgatherv", Mode::Nonblocking, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, request)
+        coll::allgatherv("MPI_Iallgatherv", Mode::Nonblocking, Over::Comm, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, request)
     }
     fn MPI_Iallgatherv_c / PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::allgatherv("MPI_Iallgatherv_c", Mode::Nonblocking, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, request)
+        coll::allgatherv("MPI_Iallgatherv_c", Mode::Nonblocking, Over::Comm, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, request)
     }
     fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::alltoall("MPI_Alltoall", Mode::Blocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
+        coll::alltoall("MPI_Alltoall", Mode::Blocking, Over::Comm, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
     }
     fn MPI_Alltoall_c / PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize) -> c_int {
-        coll::alltoall("MPI_Alltoall_c", Mode::Blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
+        coll::alltoall("MPI_Alltoall_c", Mode::Blocking, Over::Comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
     }
     fn MPI_Ialltoall / PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::alltoall("MPI_Ialltoall", Mode::Nonblocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
+        coll::alltoall("MPI_Ialltoall", Mode::Nonblocking, Over::Comm, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
     }
     fn MPI_Ialltoall_c / PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::alltoall("MPI_Ialltoall_c", Mode::Nonblocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        coll::alltoall("MPI_Ialltoall_c", Mode::Nonblocking, Over::Comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
     }
     fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::alltoallv("MPI_Alltoallv", Mode::Blocking, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, null_mut())
+        coll::alltoallv("MPI_Alltoallv", Mode::Blocking, Over::Comm, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, null_mut())
     }
     fn MPI_Alltoallv_c / PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtype: usize, comm: usize) -> c_int {
-        coll::alltoallv("MPI_Alltoallv_c", Mode::Blocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, null_mut())
+        coll::alltoallv("MPI_Alltoallv_c", Mode::Blocking, Over::Comm, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, null_mut())
     }
     fn MPI_Ialltoallv / PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::alltoallv("MPI_Ialltoallv", Mode::Nonblocking, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, request)
+        coll::alltoallv("MPI_Ialltoallv", Mode::Nonblocking, Over::Comm, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, request)
     }
     fn MPI_Ialltoallv_c / PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::alltoallv("MPI_Ialltoallv_c", Mode::Nonblocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, request)
+        coll::alltoallv("MPI_Ialltoallv_c", Mode::Nonblocking, Over::Comm, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, request)
     }
     fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const usize, comm: usize) -> c_int {
-        coll::alltoallw("MPI_Alltoallw", Mode::Blocking, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm, null_mut())
+        coll::alltoallw("MPI_Alltoallw", Mode::Blocking, Over::Comm, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm, null_mut())
     }
     fn MPI_Alltoallw_c / PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const usize, comm: usize) -> c_int {
-        coll::alltoallw("MPI_Alltoallw_c", Mode::Blocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, null_mut())
+        coll::alltoallw("MPI_Alltoallw_c", Mode::Blocking, Over::Comm, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, null_mut())
     }
     fn MPI_Ialltoallw / PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const usize, comm: usize, request: *mut usize) -> c_int {
-        coll::alltoallw("MPI_Ialltoallw", Mode::Nonblocking, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm, request)
+        coll::alltoallw("MPI_Ialltoallw", Mode::Nonblocking, Over::Comm, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm, request)
     }
     fn MPI_Ialltoallw_c / PMPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const usize, comm: usize, request: *mut usize) -> c_int {
-        coll::alltoallw("MPI_Ialltoallw_c", Mode::Nonblocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, request)
+        coll::alltoallw("MPI_Ialltoallw_c", Mode::Nonblocking, Over::Comm, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, request)
     }
     fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: usize, op: usize, root: c_int, comm: usize) -> c_int {
         coll::reduce("MPI_Reduce", Mode::Blocking, sendbuf, recvbuf, count as i64, datatype, op, root, comm, null_mut())
@@ -206,63 +206,63 @@ export! {
         coll::scan("MPI_Iexscan_c", Mode::Nonblocking, true, sendbuf, recvbuf, count, datatype, op, comm, request)
     }
     fn MPI_Neighbor_allgather / PMPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_allgather("MPI_Neighbor_allgather", Mode::Blocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
+        coll::allgather("MPI_Neighbor_allgather", Mode::Blocking, Over::Neighbors, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
     }
     fn MPI_Neighbor_allgather_c / PMPI_Neighbor_allgather_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_allgather("MPI_Neighbor_allgather_c", Mode::Blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
+        coll::allgather("MPI_Neighbor_allgather_c", Mode::Blocking, Over::Neighbors, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
     }
     fn MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_allgather("MPI_Ineighbor_allgather", Mode::Nonblocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
+        coll::allgather("MPI_Ineighbor_allgather", Mode::Nonblocking, Over::Neighbors, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
     }
     fn MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_allgather("MPI_Ineighbor_allgather_c", Mode::Nonblocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        coll::allgather("MPI_Ineighbor_allgather_c", Mode::Nonblocking, Over::Neighbors, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
     }
     fn MPI_Neighbor_allgatherv / PMPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_allgatherv("MPI_Neighbor_allgatherv", Mode::Blocking, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, null_mut())
+        coll::allgatherv("MPI_Neighbor_allgatherv", Mode::Blocking, Over::Neighbors, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, null_mut())
     }
     fn MPI_Neighbor_allgatherv_c / PMPI_Neighbor_allgatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const i64, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_allgatherv("MPI_Neighbor_allgatherv_c", Mode::Blocking, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, null_mut())
+        coll::allgatherv("MPI_Neighbor_allgatherv_c", Mode::Blocking, Over::Neighbors, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, null_mut())
     }
     fn MPI_Ineighbor_allgatherv / PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_allgatherv("MPI_Ineighbor_allgatherv", Mode::Nonblocking, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, request)
+        coll::allgatherv("MPI_Ineighbor_allgatherv", Mode::Nonblocking, Over::Neighbors, sendbuf, sendcount as i64, sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(displs), recvtype, comm, request)
     }
     fn MPI_Ineighbor_allgatherv_c / PMPI_Ineighbor_allgatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_allgatherv("MPI_Ineighbor_allgatherv_c", Mode::Nonblocking, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, request)
+        coll::allgatherv("MPI_Ineighbor_allgatherv_c", Mode::Nonblocking, Over::Neighbors, sendbuf, sendcount, sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(displs), recvtype, comm, request)
     }
     fn MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_alltoall("MPI_Neighbor_alltoall", Mode::Blocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
+        coll::alltoall("MPI_Neighbor_alltoall", Mode::Blocking, Over::Neighbors, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, null_mut())
     }
     fn MPI_Neighbor_alltoall_c / PMPI_Neighbor_alltoall_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_alltoall("MPI_Neighbor_alltoall_c", Mode::Blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
+        coll::alltoall("MPI_Neighbor_alltoall_c", Mode::Blocking, Over::Neighbors, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, null_mut())
     }
     fn MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_alltoall("MPI_Ineighbor_alltoall", Mode::Nonblocking, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
+        coll::alltoall("MPI_Ineighbor_alltoall", Mode::Nonblocking, Over::Neighbors, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, request)
     }
     fn MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_alltoall("MPI_Ineighbor_alltoall_c", Mode::Nonblocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        coll::alltoall("MPI_Ineighbor_alltoall_c", Mode::Nonblocking, Over::Neighbors, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
     }
     fn MPI_Neighbor_alltoallv / PMPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_alltoallv("MPI_Neighbor_alltoallv", Mode::Blocking, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, null_mut())
+        coll::alltoallv("MPI_Neighbor_alltoallv", Mode::Blocking, Over::Neighbors, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, null_mut())
     }
     fn MPI_Neighbor_alltoallv_c / PMPI_Neighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtype: usize, comm: usize) -> c_int {
-        coll::neighbor_alltoallv("MPI_Neighbor_alltoallv_c", Mode::Blocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, null_mut())
+        coll::alltoallv("MPI_Neighbor_alltoallv_c", Mode::Blocking, Over::Neighbors, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, null_mut())
     }
     fn MPI_Ineighbor_alltoallv / PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_alltoallv("MPI_Ineighbor_alltoallv", Mode::Nonblocking, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, request)
+        coll::alltoallv("MPI_Ineighbor_alltoallv", Mode::Nonblocking, Over::Neighbors, sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtype, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtype, comm, request)
     }
     fn MPI_Ineighbor_alltoallv_c / PMPI_Ineighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtype: usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtype: usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_alltoallv("MPI_Ineighbor_alltoallv_c", Mode::Nonblocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, request)
+        coll::alltoallv("MPI_Ineighbor_alltoallv_c", Mode::Nonblocking, Over::Neighbors, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtype, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtype, comm, request)
     }
     fn MPI_Neighbor_alltoallw / PMPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const usize, comm: usize) -> c_int {
-        coll::neighbor_alltoallw("MPI_Neighbor_alltoallw", Mode::Blocking, sendbuf, Arr::Int(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Wide(rdispls), recvtypes, comm, null_mut())
+        coll::alltoallw("MPI_Neighbor_alltoallw", Mode::Blocking, Over::Neighbors, sendbuf, Arr::Int(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Wide(rdispls), recvtypes, comm, null_mut())
     }
     fn MPI_Neighbor_alltoallw_c / PMPI_Neighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const usize, comm: usize) -> c_int {
-        coll::neighbor_alltoallw("MPI_Neighbor_alltoallw_c", Mode::Blocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, null_mut())
+        coll::alltoallw("MPI_Neighbor_alltoallw_c", Mode::Blocking, Over::Neighbors, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, null_mut())
     }
     fn MPI_Ineighbor_alltoallw / PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_alltoallw("MPI_Ineighbor_alltoallw", Mode::Nonblocking, sendbuf, Arr::Int(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Wide(rdispls), recvtypes, comm, request)
+        coll::alltoallw("MPI_Ineighbor_alltoallw", Mode::Nonblocking, Over::Neighbors, sendbuf, Arr::Int(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Wide(rdispls), recvtypes, comm, request)
     }
     fn MPI_Ineighbor_alltoallw_c / PMPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const usize, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const usize, comm: usize, request: *mut usize) -> c_int {
-        coll::neighbor_alltoallw("MPI_Ineighbor_alltoallw_c", Mode::Nonblocking, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, request)
+        coll::alltoallw("MPI_Ineighbor_alltoallw_c", Mode::Nonblocking, Over::Neighbors, sendbuf, Arr::Wide(sendcounts), Arr::Wide(sdispls), sendtypes, recvbuf, Arr::Wide(recvcounts), Arr::Wide(rdispls), recvtypes, comm, request)
     }
 }

@@ -183,6 +183,21 @@ fn snapshot(s: &mut Sched, buf: &UserBuf) -> Span {
     t
 }
 
+/// The spans of a reduction's input and output; `send` is `None` for `MPI_IN_PLACE`
+/// (the input is then the output's prior contents).
+fn in_out(s: &mut Sched, send: Option<&UserBuf>, recv: &UserBuf) -> (Span, Span) {
+    match send {
+        Some(b) => {
+            let output = s.output(recv);
+            (s.input(b), output)
+        }
+        None => {
+            let both = s.inout(recv);
+            (both, both)
+        }
+    }
+}
+
 // ---------------------------------------------------------------- the collectives
 
 fn build_barrier(s: &mut Sched) {
@@ -250,72 +265,53 @@ pub fn bcast(
     })
 }
 
-/// `MPI_Gather(v)` / `MPI_Igather(v)`: `send` is `None` for `MPI_IN_PLACE` at the root;
-/// `blocks` (root only): where each member's data goes.
-pub fn gather(
-    function: &'static str,
-    comm: CommId,
-    mode: Mode,
-    send: Option<UserBuf>,
-    blocks: Vec<UserBuf>,
-    root: i32,
-) -> MpiResult<Option<ReqId>> {
-    sched::start(function, comm, mode, |s| {
-        let spans: Vec<Span> = blocks.iter().map(|b| s.output(b)).collect();
-        let mine = send.as_ref().map(|b| s.input(b));
-        if s.is_inter() {
-            let side = side_of(s, root)?;
-            let r = match side {
-                Side::Other(r) => r,
-                _ => 0,
-            };
-            inter::direct::rooted(
-                s,
-                side == Side::Root,
-                r,
-                &spans,
-                mine.filter(|_| side != Side::Idle),
-                false,
-            );
-            return Ok(());
-        }
-        let root = root_of(s, root)?;
-        gather::linear::build(s, whole(s), root, mine, &spans);
-        Ok(())
-    })
+/// Which way a rooted collective moves data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    ToRoot,
+    FromRoot,
 }
 
-/// `MPI_Scatter(v)` / `MPI_Iscatter(v)`: `blocks` (root only): each member's data;
-/// `recv` is `None` for `MPI_IN_PLACE` at the root.
-pub fn scatter(
+/// `MPI_Gather(v)` (`Flow::ToRoot`) and `MPI_Scatter(v)` (`Flow::FromRoot`), blocking
+/// or not: `blocks` (root only) are where each member's data goes or comes from, `own`
+/// this member's data (`None`: `MPI_IN_PLACE` at the root, or no data on the root's
+/// side of an intercommunicator).
+pub fn rooted(
     function: &'static str,
     comm: CommId,
     mode: Mode,
     blocks: Vec<UserBuf>,
-    recv: Option<UserBuf>,
+    own: Option<UserBuf>,
     root: i32,
+    flow: Flow,
 ) -> MpiResult<Option<ReqId>> {
     sched::start(function, comm, mode, |s| {
-        let spans: Vec<Span> = blocks.iter().map(|b| s.input(b)).collect();
-        let mine = recv.as_ref().map(|b| s.output(b));
+        let (spans, mine): (Vec<Span>, _) = match flow {
+            Flow::ToRoot => (
+                blocks.iter().map(|b| s.output(b)).collect(),
+                own.as_ref().map(|b| s.input(b)),
+            ),
+            Flow::FromRoot => (
+                blocks.iter().map(|b| s.input(b)).collect(),
+                own.as_ref().map(|b| s.output(b)),
+            ),
+        };
         if s.is_inter() {
             let side = side_of(s, root)?;
             let r = match side {
                 Side::Other(r) => r,
                 _ => 0,
             };
-            inter::direct::rooted(
-                s,
-                side == Side::Root,
-                r,
-                &spans,
-                mine.filter(|_| side != Side::Idle),
-                true,
-            );
+            let mine = mine.filter(|_| side != Side::Idle);
+            let scatter = flow == Flow::FromRoot;
+            inter::direct::rooted(s, side == Side::Root, r, &spans, mine, scatter);
             return Ok(());
         }
         let root = root_of(s, root)?;
-        scatter::linear::build(s, whole(s), root, &spans, mine);
+        match flow {
+            Flow::ToRoot => gather::linear::build(s, whole(s), root, mine, &spans),
+            Flow::FromRoot => scatter::linear::build(s, whole(s), root, &spans, mine),
+        }
         Ok(())
     })
 }
@@ -486,15 +482,7 @@ pub fn allreduce(
 ) -> MpiResult<Option<ReqId>> {
     sched::start(function, comm, mode, |s| {
         let commutative = set_op(s, &op, &recv)?;
-        let output = if send.is_none() {
-            s.inout(&recv)
-        } else {
-            s.output(&recv)
-        };
-        let input = match &send {
-            Some(b) => s.input(b),
-            None => output,
-        };
+        let (input, output) = in_out(s, send.as_ref(), &recv);
         if s.is_inter() {
             inter::leaders::allreduce(s, input, output, commutative);
             return Ok(());
@@ -562,15 +550,7 @@ pub fn scan(
     sched::start(function, comm, mode, |s| {
         not_inter(s)?;
         let commutative = set_op(s, &op, &recv)?;
-        let output = if send.is_none() {
-            s.inout(&recv)
-        } else {
-            s.output(&recv)
-        };
-        let input = match &send {
-            Some(b) => s.input(b),
-            None => output,
-        };
+        let (input, output) = in_out(s, send.as_ref(), &recv);
         scan::recursive_doubling::build(s, whole(s), input, output, exclusive, commutative);
         Ok(())
     })
@@ -586,15 +566,7 @@ pub fn neighbor_exchange(
     into: Vec<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
     sched::start(function, comm, mode, |s| {
-        let topo = s.topology.clone().ok_or_else(|| {
-            MpiError::arg(
-                ErrorClass::Topology,
-                function,
-                "comm",
-                "a communicator without topology",
-                "neighbourhood collectives need a Cartesian or graph topology",
-            )
-        })?;
+        let topo = s.topology.clone().ok_or_else(|| no_topology(function))?;
         let (sources, dests) = topo.neighbors(s.rank);
         let o: Vec<Span> = out.iter().map(|b| s.input(b)).collect();
         let i: Vec<Span> = into.iter().map(|b| s.output(b)).collect();
@@ -604,19 +576,21 @@ pub fn neighbor_exchange(
     })
 }
 
+fn no_topology(function: &str) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Topology,
+        function,
+        "comm",
+        "a communicator without topology",
+        "neighbourhood collectives need a Cartesian or graph topology",
+    )
+}
+
 /// The neighbour counts (sources, destinations) of a communicator's topology.
 pub fn neighbor_counts(function: &str, comm: CommId) -> MpiResult<(usize, usize)> {
     runtime::with(function, |rt| {
         let c = rt.comm(function, comm)?;
-        let (src, dst) = c.neighbors().ok_or_else(|| {
-            MpiError::arg(
-                ErrorClass::Topology,
-                function,
-                "comm",
-                "a communicator without topology",
-                "neighbourhood collectives need a Cartesian or graph topology",
-            )
-        })?;
+        let (src, dst) = c.neighbors().ok_or_else(|| no_topology(function))?;
         Ok((src.len(), dst.len()))
     })
 }

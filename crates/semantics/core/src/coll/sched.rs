@@ -118,17 +118,38 @@ pub struct Sched<'f> {
     pub nodes: Arc<Vec<u32>>,
     /// Process topology of the communicator (neighbourhood collectives).
     pub topology: Option<Arc<crate::topo::Topology>>,
+    b: Buffers,
+    /// The operator and the element type of `Reduce` steps.
+    reduction: Option<(ReduceOp, Datatype)>,
+    next: usize,
+    finished: bool,
+}
+
+/// The vectors of a schedule, kept between blocking calls so a small collective does
+/// not allocate them again.
+#[derive(Default)]
+pub struct Buffers {
     regions: Vec<(usize, usize)>,
     temps: Vec<Vec<u8>>,
     outputs: Vec<UserBuf>,
     finals: Vec<Step>,
     steps: Vec<Step>,
-    /// The operator and the element type of `Reduce` steps.
-    reduction: Option<(ReduceOp, Datatype)>,
-    next: usize,
     posted: Vec<ReqId>,
-    finished: bool,
 }
+
+impl Buffers {
+    fn clear(&mut self) {
+        self.regions.clear();
+        self.temps.clear();
+        self.outputs.clear();
+        self.finals.clear();
+        self.steps.clear();
+        self.posted.clear();
+    }
+}
+
+#[cfg(test)]
+mod sim;
 
 impl<'f> Sched<'f> {
     /// An empty schedule for one collective call on `comm`; takes the call's tag.
@@ -145,14 +166,9 @@ impl<'f> Sched<'f> {
             remote: c.remote.clone(),
             nodes: c.nodes.clone(),
             topology: c.topology.clone(),
-            regions: Vec::new(),
-            temps: Vec::new(),
-            outputs: Vec::new(),
-            finals: Vec::new(),
-            steps: Vec::new(),
+            b: rt.colls.spare.take().unwrap_or_default(),
             reduction: None,
             next: 0,
-            posted: Vec::new(),
             finished: false,
         })
     }
@@ -175,15 +191,15 @@ impl<'f> Sched<'f> {
     pub fn temp(&mut self, len: usize) -> Span {
         let v = vec![0u8; len];
         let addr = v.as_ptr() as usize;
-        self.temps.push(v);
+        self.b.temps.push(v);
         self.region(addr, len)
     }
 
     /// Dense memory of the application (or of the caller) at `addr`.
     pub fn region(&mut self, addr: usize, len: usize) -> Span {
-        self.regions.push((addr, len));
+        self.b.regions.push((addr, len));
         Span {
-            region: self.regions.len() - 1,
+            region: self.b.regions.len() - 1,
             offset: 0,
             len,
         }
@@ -196,7 +212,7 @@ impl<'f> Sched<'f> {
             return self.region(buf.addr, len);
         }
         let t = self.temp(len);
-        let (addr, _) = self.regions[t.region];
+        let (addr, _) = self.b.regions[t.region];
         buf.pack_into(0, userbuf::bytes(addr, len).write().0);
         t
     }
@@ -209,10 +225,10 @@ impl<'f> Sched<'f> {
             return self.region(buf.addr, len);
         }
         let t = self.temp(len);
-        self.outputs.push(buf.clone());
-        self.finals.push(Step::Unpack {
+        self.b.outputs.push(buf.clone());
+        self.b.finals.push(Step::Unpack {
             from: t,
-            to: self.outputs.len() - 1,
+            to: self.b.outputs.len() - 1,
         });
         t
     }
@@ -223,16 +239,16 @@ impl<'f> Sched<'f> {
             return self.output(buf);
         }
         let t = self.input(buf);
-        self.outputs.push(buf.clone());
-        self.finals.push(Step::Unpack {
+        self.b.outputs.push(buf.clone());
+        self.b.finals.push(Step::Unpack {
             from: t,
-            to: self.outputs.len() - 1,
+            to: self.b.outputs.len() - 1,
         });
         t
     }
 
     fn slice(&self, s: Span) -> UserBuf {
-        let (addr, len) = self.regions[s.region];
+        let (addr, len) = self.b.regions[s.region];
         debug_assert!(s.offset + s.len <= len);
         userbuf::bytes(addr + s.offset, s.len)
     }
@@ -253,39 +269,39 @@ impl<'f> Sched<'f> {
 
     /// A send whose receiver tells it apart from others of the same pair by `subtag`.
     pub fn send_tagged(&mut self, to: Peer, data: Span, subtag: i32) {
-        self.steps.push(Step::Send { to, data, subtag });
+        self.b.steps.push(Step::Send { to, data, subtag });
     }
 
     pub fn recv_tagged(&mut self, from: Peer, data: Span, subtag: i32) {
-        self.steps.push(Step::Recv { from, data, subtag });
+        self.b.steps.push(Step::Recv { from, data, subtag });
     }
 
     /// `inout = input op inout` (the input comes first in the operator's order).
     pub fn reduce(&mut self, input: Span, inout: Span) {
         if input.len > 0 {
-            self.steps.push(Step::Reduce { input, inout });
+            self.b.steps.push(Step::Reduce { input, inout });
         }
     }
 
     pub fn copy(&mut self, from: Span, to: Span) {
         if from != to && from.len > 0 {
-            self.steps.push(Step::Copy { from, to });
+            self.b.steps.push(Step::Copy { from, to });
         }
     }
 
     /// Ends a round: later steps run once everything posted so far completed.
     pub fn wait(&mut self) {
-        if !matches!(self.steps.last(), None | Some(Step::Wait)) {
-            self.steps.push(Step::Wait);
+        if !matches!(self.b.steps.last(), None | Some(Step::Wait)) {
+            self.b.steps.push(Step::Wait);
         }
     }
 
     /// Appends the final unpack steps; called once the algorithm is built.
     fn seal(&mut self) {
-        if !self.finals.is_empty() {
+        if !self.b.finals.is_empty() {
             self.wait();
-            let finals = std::mem::take(&mut self.finals);
-            self.steps.extend(finals);
+            let finals = std::mem::take(&mut self.b.finals);
+            self.b.steps.extend(finals);
         }
     }
 
@@ -323,12 +339,12 @@ impl<'f> Sched<'f> {
             return Advance::Done(Ok(()));
         }
         loop {
-            if !self.posted.is_empty() {
-                if !self.posted.iter().all(|&r| rt.st.is_done(r)) {
+            if !self.b.posted.is_empty() {
+                if !self.b.posted.iter().all(|&r| rt.st.is_done(r)) {
                     return Advance::Running;
                 }
                 let mut failure = None;
-                for r in self.posted.drain(..) {
+                for r in self.b.posted.drain(..) {
                     if let Some(req) = rt.st.requests.remove(r) {
                         if req.status.error != 0 && failure.is_none() {
                             failure = Some(req.status);
@@ -348,21 +364,21 @@ impl<'f> Sched<'f> {
                 }
             }
             let mut sent = false;
-            while self.next < self.steps.len() {
+            while self.next < self.b.steps.len() {
                 let i = self.next;
                 self.next += 1;
                 if let Err(e) = self.run_step(rt, i, &mut sent) {
                     self.finished = true;
                     return Advance::Done(Err(e));
                 }
-                if matches!(self.steps[i], Step::Wait) {
+                if matches!(self.b.steps[i], Step::Wait) {
                     break;
                 }
             }
             if sent {
                 rt.flush();
             }
-            if self.posted.is_empty() && self.next >= self.steps.len() {
+            if self.b.posted.is_empty() && self.next >= self.b.steps.len() {
                 self.finished = true;
                 return Advance::Done(Ok(()));
             }
@@ -370,7 +386,7 @@ impl<'f> Sched<'f> {
     }
 
     fn run_step(&mut self, rt: &mut Runtime, i: usize, sent: &mut bool) -> MpiResult<()> {
-        match self.steps[i] {
+        match self.b.steps[i] {
             Step::Send { to, data, subtag } => {
                 let (w, bit) = self.world_of(to);
                 let env = Envelope {
@@ -381,7 +397,7 @@ impl<'f> Sched<'f> {
                 let req = rt
                     .st
                     .start_send(self.slice(data), w, env, SendMode::Standard);
-                self.posted.push(req);
+                self.b.posted.push(req);
                 *sent = true;
             }
             Step::Recv { from, data, subtag } => {
@@ -392,8 +408,18 @@ impl<'f> Sched<'f> {
                     Self::rank_of(from) as i32,
                     self.tag | bit | subtag_bits(subtag),
                 );
-                self.posted.push(req);
+                self.b.posted.push(req);
             }
+            _ => self.run_local(i)?,
+        }
+        Ok(())
+    }
+}
+
+impl Sched<'_> {
+    /// Runs a local step (reduce, copy, unpack; nothing for the others).
+    fn run_local(&mut self, i: usize) -> MpiResult<()> {
+        match self.b.steps[i] {
             Step::Reduce { input, inout } => {
                 let (op, dtype) = self
                     .reduction
@@ -417,9 +443,9 @@ impl<'f> Sched<'f> {
             }
             Step::Unpack { from, to } => {
                 let a = self.slice(from);
-                self.outputs[to].unpack_from(0, a.read().0);
+                self.b.outputs[to].unpack_from(0, a.read().0);
             }
-            Step::Wait => {}
+            _ => {}
         }
         Ok(())
     }
@@ -498,7 +524,12 @@ pub fn run<'f>(
         }
         match sched.as_mut().expect("schedule built").advance(rt) {
             Advance::Running => None,
-            Advance::Done(r) => Some(r),
+            Advance::Done(r) => {
+                let mut b = std::mem::take(&mut sched.as_mut().expect("schedule built").b);
+                b.clear();
+                rt.colls.spare = Some(b);
+                Some(r)
+            }
         }
     })?
 }
@@ -507,6 +538,8 @@ pub fn run<'f>(
 #[derive(Default)]
 pub struct Active {
     running: Vec<(ReqId, Sched<'static>)>,
+    /// Vectors of the last finished blocking schedule, for the next one.
+    spare: Option<Buffers>,
 }
 
 impl Active {

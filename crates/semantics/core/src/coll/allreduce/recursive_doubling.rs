@@ -33,7 +33,7 @@ pub fn fold(s: &mut Sched, t: Team, data: Span, tmp: Span) -> Core {
     let rem = n - pof2;
     let me = t.me;
     let newrank = if me < 2 * rem {
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             s.send(t.peer(me + 1), data);
             s.wait();
             None

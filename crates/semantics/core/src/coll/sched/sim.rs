@@ -1,0 +1,379 @@
+//! Schedules of all members executed against each other in memory: every algorithm,
+//! including the node-aware ones that need several nodes, on any member count and node
+//! layout, without processes. Sends are buffered at once; a receive takes the oldest
+//! message of its (source, destination, tag) and must match its length exactly; a
+//! sweep without progress before every schedule ended is a deadlock.
+
+use super::{Sched, Span, Step};
+use crate::coll::team::Team;
+use crate::coll::{allgather, allreduce, barrier, bcast, reduce, scan};
+use crate::comm::Group;
+use crate::reduce::ReduceOp;
+use crossmpi_datatype::op::Op;
+use crossmpi_datatype::{Basic, Datatype};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+impl Sched<'static> {
+    fn detached(rank: usize, nodes: &[u32]) -> Sched<'static> {
+        Sched {
+            function: "sim",
+            context: 1,
+            tag: 16,
+            rank,
+            group: Group::new((0..nodes.len() as u32).collect()),
+            remote: None,
+            nodes: Arc::new(nodes.to_vec()),
+            topology: None,
+            b: Default::default(),
+            reduction: None,
+            next: 0,
+            finished: false,
+        }
+    }
+}
+
+/// Runs one schedule per member to the end.
+fn execute(scheds: &mut [Sched<'static>]) {
+    for s in scheds.iter_mut() {
+        s.seal();
+    }
+    let mut mail: HashMap<(usize, usize, i32), VecDeque<Vec<u8>>> = HashMap::new();
+    let mut waiting: Vec<Vec<(usize, i32, Span)>> = vec![Vec::new(); scheds.len()];
+    loop {
+        let mut moved = false;
+        for (me, s) in scheds.iter_mut().enumerate() {
+            let pending = &mut waiting[me];
+            let mut still = Vec::new();
+            for (src, tag, span) in pending.drain(..) {
+                match mail.get_mut(&(src, me, tag)).and_then(|q| q.pop_front()) {
+                    Some(msg) if still.iter().all(|&(s2, t2, _)| (s2, t2) != (src, tag)) => {
+                        assert_eq!(
+                            msg.len(),
+                            span.len,
+                            "member {me}: message from {src} has the wrong length"
+                        );
+                        s.slice(span).write().0.copy_from_slice(&msg);
+                        moved = true;
+                    }
+                    Some(msg) => {
+                        mail.get_mut(&(src, me, tag)).unwrap().push_front(msg);
+                        still.push((src, tag, span));
+                    }
+                    None => still.push((src, tag, span)),
+                }
+            }
+            *pending = still;
+            while pending.is_empty() && s.next < s.b.steps.len() {
+                let i = s.next;
+                s.next += 1;
+                moved = true;
+                match s.b.steps[i] {
+                    Step::Send { to, data, subtag } => {
+                        let (w, bit) = s.world_of(to);
+                        let msg = s.slice(data).read().0.to_vec();
+                        mail.entry((me, w as usize, s.tag | bit | super::subtag_bits(subtag)))
+                            .or_default()
+                            .push_back(msg);
+                    }
+                    Step::Recv { from, data, subtag } => {
+                        let (w, bit) = s.world_of(from);
+                        pending.push((w as usize, s.tag | bit | super::subtag_bits(subtag), data));
+                    }
+                    Step::Wait => break,
+                    _ => s.run_local(i).unwrap(),
+                }
+            }
+        }
+        let all_done = scheds
+            .iter()
+            .enumerate()
+            .all(|(m, s)| s.next >= s.b.steps.len() && waiting[m].is_empty());
+        if all_done {
+            assert!(
+                mail.values().all(|q| q.is_empty()),
+                "messages left over: {mail:?}"
+            );
+            return;
+        }
+        assert!(
+            moved,
+            "deadlock: {:?}",
+            scheds.iter().map(|s| s.next).collect::<Vec<_>>()
+        );
+    }
+}
+
+fn ints(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+fn from_ints(b: &[u8]) -> Vec<i32> {
+    b.chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+const LAYOUTS: &[&[u32]] = &[
+    &[0],
+    &[0, 0],
+    &[0, 1],
+    &[0, 0, 1, 1],
+    &[0, 1, 0, 1, 2],
+    &[0, 0, 0, 1, 1, 2, 2, 2],
+    &[3, 1, 3, 1, 3, 1, 0],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 0],
+];
+
+/// Builds one schedule per member with `build(sched, team, member data, member output)`
+/// over `len`-int buffers, runs them, and returns every member's output.
+fn run_all(
+    nodes: &[u32],
+    len: usize,
+    op: Option<ReduceOp>,
+    input: impl Fn(usize) -> Vec<i32>,
+    build: impl Fn(&mut Sched<'static>, Team, Span, Span),
+) -> Vec<Vec<i32>> {
+    let n = nodes.len();
+    let mut ins: Vec<Vec<u8>> = (0..n).map(|r| ints(&input(r))).collect();
+    let mut outs: Vec<Vec<u8>> = (0..n).map(|_| vec![0xee; len * 4]).collect();
+    let mut scheds: Vec<Sched<'static>> = (0..n)
+        .map(|r| {
+            let mut s = Sched::detached(r, nodes);
+            if let Some(o) = &op {
+                s.set_reduction(o.clone(), Datatype::basic(Basic::Int));
+            }
+            let i = s.region(ins[r].as_mut_ptr() as usize, ins[r].len());
+            let o = s.region(outs[r].as_mut_ptr() as usize, outs[r].len());
+            build(&mut s, Team::all(n, r), i, o);
+            s
+        })
+        .collect();
+    execute(&mut scheds);
+    outs.iter().map(|o| from_ints(o)).collect()
+}
+
+fn levels(nodes: &[u32]) -> Vec<Arc<Vec<u32>>> {
+    vec![Arc::new(nodes.to_vec())]
+}
+
+/// A non-commutative, associative operator on pairs of ints: composition of affine
+/// maps, (a1, b1) op (a2, b2) = (a1 a2, b1 a2 + b2) (apply the first, then the second).
+fn affine() -> ReduceOp {
+    ReduceOp::User {
+        f: Arc::new(|i: &[u8], io: &mut [u8], _n, _t: &Datatype| {
+            for (x, y) in i.chunks(8).zip(io.chunks_mut(8)) {
+                let x = from_ints(x);
+                let z = from_ints(y);
+                let r = compose((x[0], x[1]), (z[0], z[1]));
+                y.copy_from_slice(&ints(&[r.0, r.1]));
+            }
+        }),
+        commutative: false,
+    }
+}
+
+fn compose(f: (i32, i32), g: (i32, i32)) -> (i32, i32) {
+    (
+        f.0.wrapping_mul(g.0),
+        f.1.wrapping_mul(g.0).wrapping_add(g.1),
+    )
+}
+
+/// Member r's pair.
+fn pair(r: usize) -> Vec<i32> {
+    vec![r as i32 + 2, 100 * r as i32 + 1]
+}
+
+/// The rank-ordered composition of members lo..hi.
+fn composed(lo: usize, hi: usize) -> Vec<i32> {
+    let r = (lo..hi)
+        .map(|r| (r as i32 + 2, 100 * r as i32 + 1))
+        .reduce(compose)
+        .unwrap();
+    vec![r.0, r.1]
+}
+
+fn sum() -> Option<ReduceOp> {
+    Some(ReduceOp::Builtin(Op::Sum))
+}
+
+#[test]
+fn allreduce_every_algorithm_and_layout() {
+    for nodes in LAYOUTS {
+        let n = nodes.len();
+        for len in [1, 5, 64] {
+            let want: Vec<i32> = (0..len as i32)
+                .map(|i| (0..n as i32).map(|r| r * 100 + i).sum())
+                .collect();
+            let inp = |r: usize| {
+                (0..len as i32)
+                    .map(|i| r as i32 * 100 + i)
+                    .collect::<Vec<_>>()
+            };
+            let lv = levels(nodes);
+            for got in [
+                run_all(nodes, len, sum(), inp, |s, t, i, o| {
+                    allreduce::recursive_doubling::build(s, t, i, o, true)
+                }),
+                run_all(nodes, len, sum(), inp, |s, t, i, o| {
+                    allreduce::two_level::build(s, t, i, o, &lv)
+                }),
+                run_all(nodes, len, sum(), inp, |s, t, i, o| {
+                    if len >= 8 {
+                        allreduce::rabenseifner::build(s, t, i, o, 4)
+                    } else {
+                        allreduce::recursive_doubling::build(s, t, i, o, true)
+                    }
+                }),
+            ] {
+                for (r, g) in got.iter().enumerate() {
+                    assert_eq!(g, &want, "nodes {nodes:?} len {len} member {r}");
+                }
+            }
+            let ordered = run_all(nodes, 2, Some(affine()), pair, |s, t, i, o| {
+                allreduce::recursive_doubling::build(s, t, i, o, false)
+            });
+            for g in &ordered {
+                assert_eq!(
+                    g,
+                    &composed(0, n),
+                    "non-commutative allreduce, nodes {nodes:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_and_bcast_every_root_and_layout() {
+    for nodes in LAYOUTS {
+        let n = nodes.len();
+        let lv = levels(nodes);
+        let inp = |r: usize| vec![r as i32 + 1, 10 * r as i32];
+        for root in 0..n {
+            let plain = run_all(nodes, 2, sum(), inp, |s, t, i, o| {
+                let res = (t.me == root).then_some(o);
+                reduce::binomial::build(s, t, root, i, res, true)
+            });
+            let two = run_all(nodes, 2, sum(), inp, |s, t, i, o| {
+                let res = (t.me == root).then_some(o);
+                reduce::two_level::build(s, t, root, i, res, &lv)
+            });
+            let want = vec![(1..=n as i32).sum::<i32>(), 10 * (0..n as i32).sum::<i32>()];
+            assert_eq!(
+                plain[root], want,
+                "binomial reduce, nodes {nodes:?} root {root}"
+            );
+            assert_eq!(
+                two[root], want,
+                "two-level reduce, nodes {nodes:?} root {root}"
+            );
+            let ordered = run_all(nodes, 2, Some(affine()), pair, |s, t, i, o| {
+                let res = (t.me == root).then_some(o);
+                reduce::binomial::build(s, t, root, i, res, false)
+            });
+            assert_eq!(
+                ordered[root],
+                composed(0, n),
+                "ordered reduce, nodes {nodes:?} root {root}"
+            );
+            for len in [3, 40] {
+                let data = |r: usize| {
+                    if r == root {
+                        (0..len as i32).map(|i| i * 7 + 1).collect()
+                    } else {
+                        vec![0; len]
+                    }
+                };
+                let want: Vec<i32> = (0..len as i32).map(|i| i * 7 + 1).collect();
+                let copy_in = |s: &mut Sched<'static>, i: Span, o: Span| s.copy(i, o);
+                for got in [
+                    run_all(nodes, len, None, data, |s, t, i, o| {
+                        copy_in(s, i, o);
+                        bcast::binomial::build(s, t, root, o)
+                    }),
+                    run_all(nodes, len, None, data, |s, t, i, o| {
+                        copy_in(s, i, o);
+                        bcast::two_level::build(s, t, root, o, &lv)
+                    }),
+                    run_all(nodes, len, None, data, |s, t, i, o| {
+                        copy_in(s, i, o);
+                        bcast::scatter_allgather::build(s, t, root, o)
+                    }),
+                ] {
+                    for (r, g) in got.iter().enumerate() {
+                        assert_eq!(
+                            g, &want,
+                            "bcast nodes {nodes:?} root {root} len {len} member {r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn allgather_barrier_and_scan_every_layout() {
+    for nodes in LAYOUTS {
+        let n = nodes.len();
+        let b = 3;
+        let want: Vec<i32> = (0..n as i32)
+            .flat_map(|r| (0..b as i32).map(move |i| r * 10 + i))
+            .collect();
+        let inp = |r: usize| (0..b as i32).map(|i| r as i32 * 10 + i).collect::<Vec<_>>();
+        let gather = |two: bool, rd: bool| {
+            run_all(nodes, n * b, None, inp, |s, t, i, o| {
+                let blocks: Vec<Span> = (0..n).map(|k| o.block(k, b * 4)).collect();
+                s.copy(i, blocks[t.me]);
+                if two {
+                    allgather::two_level::build(s, t, &blocks, nodes)
+                } else if rd && n.is_power_of_two() {
+                    allgather::recursive_doubling::build(s, t, o, b * 4)
+                } else {
+                    allgather::ring::build(s, t, &blocks)
+                }
+            })
+        };
+        for got in [
+            gather(false, false),
+            gather(true, false),
+            gather(false, true),
+        ] {
+            for (r, g) in got.iter().enumerate() {
+                assert_eq!(g, &want, "allgather nodes {nodes:?} member {r}");
+            }
+        }
+        let lv = levels(nodes);
+        run_all(
+            nodes,
+            0,
+            None,
+            |_| vec![],
+            |s, t, _, _| barrier::two_level::build(s, t, &lv),
+        );
+        run_all(
+            nodes,
+            0,
+            None,
+            |_| vec![],
+            |s, t, _, _| barrier::dissemination::build(s, t),
+        );
+        for exclusive in [false, true] {
+            let got = run_all(nodes, 2, Some(affine()), pair, |s, t, i, o| {
+                scan::recursive_doubling::build(s, t, i, o, exclusive, false)
+            });
+            for (r, g) in got.iter().enumerate() {
+                let upto = if exclusive { r } else { r + 1 };
+                if upto > 0 {
+                    assert_eq!(
+                        g,
+                        &composed(0, upto),
+                        "scan (exclusive: {exclusive}) member {r}"
+                    );
+                }
+            }
+        }
+    }
+}
