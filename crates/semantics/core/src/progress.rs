@@ -81,34 +81,41 @@ pub fn available_cpus() -> usize {
         .unwrap_or(1)
 }
 
-/// How long to poll before sleeping, and whether to yield between polls.
+/// How long to poll before sleeping, and when polling starts yielding the processor.
 #[derive(Clone, Copy, Debug)]
 pub struct WaitPolicy {
     pub spin: Duration,
-    pub yield_between_polls: bool,
+    /// Polling yields the processor between polls once it has found nothing for this long:
+    /// a peer that was descheduled (other load on the node) then gets our core back, while
+    /// a message that is merely a few microseconds away is still caught without a syscall.
+    pub yield_after: Duration,
 }
 
 impl WaitPolicy {
-    /// `spin_us` = 0 picks the default: 1 ms of polling when every local rank has a
-    /// processor; 50 us, yielding each round, when the node is oversubscribed.
+    /// `spin_us` = 0 picks the default: 2 ms of polling, yielding after 20 us, when every
+    /// local rank has a processor; 50 us of polling, yielding from the start, when ranks
+    /// outnumber processors (the peer we wait for needs our core).
     pub fn new(spin_us: u64, local_ranks: usize, cpus: usize) -> WaitPolicy {
         let oversubscribed = local_ranks > cpus;
         let spin = match spin_us {
             0 if oversubscribed => Duration::from_micros(50),
-            0 => Duration::from_millis(1),
+            0 => Duration::from_millis(2),
             us => Duration::from_micros(us),
         };
-        WaitPolicy {
-            spin,
-            yield_between_polls: oversubscribed,
-        }
+        let yield_after = if oversubscribed {
+            Duration::ZERO
+        } else {
+            Duration::from_micros(20)
+        };
+        WaitPolicy { spin, yield_after }
     }
 }
 
-/// Tracks one wait: when polling should give way to sleeping.
+/// Tracks one wait: when polling should yield, and when it should give way to sleeping.
 pub struct Waiter {
     started: Option<Instant>,
     polls: u32,
+    yielding: bool,
     policy: WaitPolicy,
 }
 
@@ -117,6 +124,7 @@ impl Waiter {
         Waiter {
             started: None,
             polls: 0,
+            yielding: policy.yield_after.is_zero(),
             policy,
         }
     }
@@ -124,22 +132,25 @@ impl Waiter {
     /// Called after a poll found nothing to do; true when it is time to sleep.
     pub fn idle(&mut self) -> bool {
         self.polls += 1;
-        if self.policy.yield_between_polls {
+        if self.yielding {
             std::thread::yield_now();
         }
         // Reading the clock every poll would cost more than the poll itself.
-        if !self.polls.is_multiple_of(64) {
+        if !self.yielding && !self.polls.is_multiple_of(64) {
             return false;
         }
         let now = Instant::now();
         let started = *self.started.get_or_insert(now);
-        now.duration_since(started) >= self.policy.spin
+        let idle = now.duration_since(started);
+        self.yielding |= idle >= self.policy.yield_after;
+        idle >= self.policy.spin
     }
 
-    /// Called when a poll made progress: the peer is active, keep polling.
+    /// Called when a poll made progress: the peer is active, poll eagerly again.
     pub fn busy(&mut self) {
         self.started = None;
         self.polls = 0;
+        self.yielding = self.policy.yield_after.is_zero();
     }
 }
 
@@ -148,13 +159,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn oversubscribed_nodes_poll_briefly_and_yield() {
+    fn oversubscribed_nodes_poll_briefly_and_yield_at_once() {
         let p = WaitPolicy::new(0, 4, 2);
-        assert!(p.yield_between_polls);
+        assert!(p.yield_after.is_zero());
         assert_eq!(p.spin, Duration::from_micros(50));
         let p = WaitPolicy::new(0, 2, 2);
-        assert!(!p.yield_between_polls);
+        assert_eq!(p.yield_after, Duration::from_micros(20));
+        assert_eq!(p.spin, Duration::from_millis(2));
         assert_eq!(WaitPolicy::new(7, 2, 2).spin, Duration::from_micros(7));
+    }
+
+    #[test]
+    fn a_waiter_starts_yielding_after_a_short_idle_time() {
+        let mut w = Waiter::new(WaitPolicy::new(0, 2, 2));
+        assert!(!w.yielding);
+        let start = Instant::now();
+        while !w.yielding {
+            assert!(!w.idle());
+        }
+        assert!(start.elapsed() >= Duration::from_micros(20));
+        w.busy();
+        assert!(!w.yielding, "progress makes polling eager again");
     }
 
     #[test]
