@@ -28,6 +28,8 @@ test: install
 
 bench: install
 	bench/run.sh $(PREFIX)
+	bench/coll/run.sh $(PREFIX)
+	bench/kernels/run.sh $(PREFIX)
 
 clean:
 	$(CARGO) clean; rm -rf build

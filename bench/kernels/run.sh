@@ -36,26 +36,12 @@ raw=$out/kernels-raw.csv
 echo "mpi,mode,kernel,ranks,repeat,seconds" >"$raw"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# Prints the command running N ranks of MPI in MODE, one word per line.
-launch_words() { # MPI MODE N
-  case $1 in
-    crossmpi)
-      [ "$2" = tcp ] && printf '%s\n' env CROSSMPI_TRANSPORT=tcp
-      printf '%s\n' "$prefix/bin/mpirun" --oversubscribe -n "$3" ;;
-    openmpi)
-      printf '%s\n' mpirun.openmpi --allow-run-as-root --oversubscribe -n "$3"
-      [ "$2" = tcp ] && printf '%s\n' --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo ;;
-    mpich)
-      # MPIR_CVAR_NOLOCAL alone keeps UCX's shared-memory transports; UCX_TLS removes them
-      [ "$2" = tcp ] && printf '%s\n' env MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=lo
-      printf '%s\n' /usr/bin/mpiexec.mpich -n "$3" ;;
-  esac
-}
+. "$root/bench/lib/launch.sh"
 
 declare -A built
 for mpi in "${mpis[@]}"; do
-  case $mpi in crossmpi) cc=$prefix/bin/mpicc ;; openmpi) cc=mpicc.openmpi ;; mpich) cc=mpicc.mpich ;;
-    *) echo "bench: unknown MPI '$mpi'" >&2; exit 2 ;; esac
+  cc=$(mpicc_of "$mpi")
+  [ -n "$cc" ] || { echo "bench: unknown MPI '$mpi'" >&2; exit 2; }
   mkdir -p "$bin/$mpi"
   for k in "${kernels[@]}"; do
     if "$cc" -O2 -o "$bin/$mpi/$k" "$root/tests/kernels/c/$k.c" -lm >"$bin/$mpi/$k.build.log" 2>&1; then
