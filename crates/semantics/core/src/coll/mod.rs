@@ -252,13 +252,14 @@ pub fn bcast(
         } else {
             s.output(&buf)
         };
-        let large = data.len >= thresholds().bcast_large && t.size() >= 4;
+        // With single-copy shared memory the binomial tree stays ahead up to 8 members.
+        let large = data.len >= thresholds().bcast_large && t.size() > 8;
         match forced(function, "BCAST")? {
             Some("two_level") => bcast::two_level::build(s, t, root, data, &levels(s)),
             Some("scatter_allgather") => bcast::scatter_allgather::build(s, t, root, data),
             Some(_) => bcast::binomial::build(s, t, root, data),
-            None if large => bcast::scatter_allgather::build(s, t, root, data),
             None if spans_nodes(s) => bcast::two_level::build(s, t, root, data, &levels(s)),
+            None if large => bcast::scatter_allgather::build(s, t, root, data),
             None => bcast::binomial::build(s, t, root, data),
         }
         Ok(())

@@ -22,9 +22,10 @@ pub const ALGORITHMS: &[(&str, &[&str])] = &[
 
 /// Sizes where the defaults switch algorithm (bytes), with their variables.
 pub struct Thresholds {
-    /// `CROSSMPI_COLL_BCAST_LARGE` (default 128 KiB): from here, with 4 members or
-    /// more, a broadcast scatters and allgathers (each member moves ~2x the data once)
-    /// instead of the binomial tree (the root sends it log2 n times).
+    /// `CROSSMPI_COLL_BCAST_LARGE` (default 128 KiB): from here, with more than 8
+    /// members, a broadcast scatters and allgathers (each member moves ~2x the data
+    /// once) instead of the binomial tree (the root sends it log2 n times; with
+    /// single-copy shared memory the tree is faster up to 8 members, measured).
     pub bcast_large: usize,
     /// `CROSSMPI_COLL_ALLREDUCE_LARGE` (default 64 KiB): from here commutative
     /// allreduces use Rabenseifner's algorithm, which halves the data each member sends
