@@ -2,7 +2,8 @@
 /* Collectives over an intercommunicator (MPI-2 semantics). The world splits into a low
  * group (world ranks 0..n/2-1) and a high group; data always flows to the other group.
  * Rooted calls are done once with the root in each group, with MPI_ROOT at the root,
- * MPI_PROC_NULL at its group's other members and the root's rank in the other group. */
+ * MPI_PROC_NULL at its group's other members and the root's rank in the other group;
+ * buffers a process does not use are passed as NULL. */
 #include "common.h"
 
 static int val(int group, int rank, int i) { return group * 100000 + rank * 100 + i; }
@@ -33,14 +34,14 @@ int main(int argc, char **argv) {
     /* bcast */
     int b[K];
     for (int i = 0; i < K; i++) b[i] = is_root ? val(g, me, i) : -1;
-    MPI_OK(MPI_Bcast(b, K, MPI_INT, arg, inter));
+    MPI_OK(MPI_Bcast(arg == MPI_PROC_NULL ? NULL : b, K, MPI_INT, arg, inter)); /* unused there */
     if (!in_root_group)
       for (int i = 0; i < K; i++) CHECK(b[i] == val(root_group, root, i), "inter bcast [%d] = %d", i, b[i]);
 
     /* gather / scatter */
     int mine[K], *all = t_alloc(sizeof(int) * K * (rsize + 1));
     for (int i = 0; i < K; i++) mine[i] = val(g, me, i);
-    MPI_OK(MPI_Gather(mine, K, MPI_INT, all, K, MPI_INT, arg, inter));
+    MPI_OK(MPI_Gather(in_root_group ? NULL : mine, K, MPI_INT, is_root ? all : NULL, K, MPI_INT, arg, inter));
     if (is_root)
       for (int r = 0; r < rsize; r++)
         for (int i = 0; i < K; i++) CHECK(all[r * K + i] == val(other, r, i), "inter gather from %d", r);
@@ -48,14 +49,14 @@ int main(int argc, char **argv) {
       for (int r = 0; r < rsize; r++)
         for (int i = 0; i < K; i++) all[r * K + i] = val(7, r, i);
     for (int i = 0; i < K; i++) mine[i] = -1;
-    MPI_OK(MPI_Scatter(all, K, MPI_INT, mine, K, MPI_INT, arg, inter));
+    MPI_OK(MPI_Scatter(is_root ? all : NULL, K, MPI_INT, in_root_group ? NULL : mine, K, MPI_INT, arg, inter));
     if (!in_root_group)
       for (int i = 0; i < K; i++) CHECK(mine[i] == val(7, me, i), "inter scatter [%d]", i);
 
     /* reduce: the root gets the sum over the other group */
     for (int i = 0; i < K; i++) mine[i] = val(g, me, i);
     int red[K];
-    MPI_OK(MPI_Reduce(mine, red, K, MPI_INT, MPI_SUM, arg, inter));
+    MPI_OK(MPI_Reduce(in_root_group ? NULL : mine, is_root ? red : NULL, K, MPI_INT, MPI_SUM, arg, inter));
     if (is_root)
       for (int i = 0; i < K; i++) {
         int want = 0;

@@ -229,13 +229,15 @@ pub fn bcast(
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
         no_in_place(f, "buffer", buf)?;
+        // MPI_PROC_NULL on an intercommunicator: the buffer is not used.
+        let n = if t.idle(root) { 0 } else { n };
         coll::bcast(f, t.id, mode, buffer(f, buf, n, dtype)?, root)
     })
 }
 
-/// The own data of a rooted gather or scatter (`sendbuf` / `recvbuf`): `None` where the
-/// process has none (the root's group of an intercommunicator) or passes `MPI_IN_PLACE`
-/// (allowed at the root of an intracommunicator only).
+/// The own data of a rooted gather, scatter or reduce (`sendbuf` / `recvbuf`): `None`
+/// where the process has none (the root's group of an intercommunicator) or passes
+/// `MPI_IN_PLACE` (allowed at the root of an intracommunicator only).
 fn rooted_own(
     f: &str,
     t: &Target,
@@ -665,20 +667,7 @@ pub fn reduce(
         let t = Target::of(f, comm)?;
         let o = reduce_op(f, op)?;
         let is_root = t.is_root(root);
-        let send = if in_place(sendbuf) {
-            if !is_root || t.remote.is_some() {
-                return Err(MpiError::arg(
-                    ErrorClass::Buffer,
-                    f,
-                    "sendbuf",
-                    "MPI_IN_PLACE",
-                    "allowed at the root only",
-                ));
-            }
-            None
-        } else {
-            Some(buffer(f, sendbuf, n, dtype)?)
-        };
+        let send = rooted_own(f, &t, root, "sendbuf", sendbuf, n, dtype)?;
         let recv = if is_root {
             Some(buffer(f, recvbuf, n, dtype)?)
         } else {

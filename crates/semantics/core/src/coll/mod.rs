@@ -205,10 +205,10 @@ fn build_barrier(s: &mut Sched) {
         return inter::leaders::barrier(s);
     }
     let t = whole(s);
-    let two = match forced(s.function, "BARRIER") {
-        Ok(Some("two_level")) => true,
-        Ok(Some(_)) => false,
-        _ => spans_nodes(s),
+    let two = match forced("BARRIER") {
+        Some("two_level") => true,
+        Some(_) => false,
+        None => spans_nodes(s),
     };
     if two {
         barrier::two_level::build(s, t, &levels(s));
@@ -220,7 +220,6 @@ fn build_barrier(s: &mut Sched) {
 /// `MPI_Barrier` / `MPI_Ibarrier`.
 pub fn barrier_call(function: &'static str, comm: CommId, mode: Mode) -> MpiResult<Option<ReqId>> {
     sched::start(function, comm, mode, |s| {
-        forced(function, "BARRIER")?;
         build_barrier(s);
         Ok(())
     })
@@ -254,7 +253,7 @@ pub fn bcast(
         };
         // With single-copy shared memory the binomial tree stays ahead up to 8 members.
         let large = data.len >= thresholds().bcast_large && t.size() > 8;
-        match forced(function, "BCAST")? {
+        match forced("BCAST") {
             Some("two_level") => bcast::two_level::build(s, t, root, data, &levels(s)),
             Some("scatter_allgather") => bcast::scatter_allgather::build(s, t, root, data),
             Some(_) => bcast::binomial::build(s, t, root, data),
@@ -360,7 +359,7 @@ pub fn allgather(
         }
         let block = spans[0].len;
         let pow2 = t.size().is_power_of_two();
-        let choice = forced(function, "ALLGATHER")?;
+        let choice = forced("ALLGATHER");
         match (choice, whole_span) {
             (Some("two_level"), Some(_)) => {
                 allgather::two_level::build(s, t, &spans, &s.nodes.clone())
@@ -402,7 +401,7 @@ pub fn alltoall(
         }
         let t = whole(s);
         let largest = out.iter().map(|b| b.len).max().unwrap_or(0);
-        match forced(function, "ALLTOALL")? {
+        match forced("ALLTOALL") {
             Some("pairwise") => alltoall::pairwise::build(s, t, &out, &into),
             Some(_) => alltoall::linear::build(s, t, &out, &into),
             None if largest >= thresholds().alltoall_large => {
@@ -426,10 +425,12 @@ pub fn reduce(
     root: i32,
 ) -> MpiResult<Option<ReqId>> {
     sched::start(function, comm, mode, |s| {
-        let typed = send.as_ref().or(recv.as_ref()).expect("reduce has data");
-        let commutative = set_op(s, &op, typed)?;
         if s.is_inter() {
             let side = side_of(s, root)?;
+            let Some(typed) = send.as_ref().or(recv.as_ref()) else {
+                return Ok(()); // MPI_PROC_NULL: no part in it
+            };
+            let commutative = set_op(s, &op, typed)?;
             let result = match (side, &recv) {
                 (Side::Root, Some(r)) => Some(s.output(r)),
                 _ => None,
@@ -441,6 +442,16 @@ pub fn reduce(
             inter::leaders::reduce(s, side, input, result, commutative);
             return Ok(());
         }
+        let typed = send.as_ref().or(recv.as_ref()).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Buffer,
+                function,
+                "sendbuf",
+                "MPI_IN_PLACE",
+                "allowed at the root only",
+            )
+        })?;
+        let commutative = set_op(s, &op, typed)?;
         let root = root_of(s, root)?;
         let t = whole(s);
         let result = if t.me == root {
@@ -458,7 +469,7 @@ pub fn reduce(
             Some(b) => s.input(b),
             None => result.expect("MPI_IN_PLACE only at the root"),
         };
-        let two = match forced(function, "REDUCE")? {
+        let two = match forced("REDUCE") {
             Some("two_level") => commutative,
             Some(_) => false,
             None => commutative && spans_nodes(s),
@@ -493,7 +504,7 @@ pub fn allreduce(
         let pof2 = 1usize << t.size().ilog2();
         let rabenseifner_fits = commutative && output.len / elem >= pof2 && t.size() > 1;
         let large = output.len >= thresholds().allreduce_large;
-        match forced(function, "ALLREDUCE")? {
+        match forced("ALLREDUCE") {
             Some("two_level") if commutative => {
                 allreduce::two_level::build(s, t, input, output, &levels(s))
             }

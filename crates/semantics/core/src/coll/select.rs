@@ -2,9 +2,9 @@
 //! one (`CROSSMPI_COLL_<COLLECTIVE>=<algorithm>`, e.g. `CROSSMPI_COLL_ALLREDUCE=
 //! rabenseifner`; docs/tunables.md lists them). A forced algorithm that cannot run on a
 //! call (recursive doubling on a member count that is not a power of two, two-level on
-//! one node) falls back to the default choice for that call.
+//! one node) falls back to the default choice for that call. Like every tunable, a value
+//! that does not parse is reported on standard error and the default holds.
 
-use crate::error::{ErrorClass, MpiError, MpiResult};
 use std::sync::OnceLock;
 
 /// The algorithm names each collective accepts.
@@ -39,11 +39,20 @@ pub struct Thresholds {
     pub allgather_small: usize,
 }
 
+/// Reports a tunable that does not parse (once, on standard error); the default holds.
+fn report(name: &str, value: &str, expected: &str) {
+    let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "?".into());
+    eprintln!("crossmpi: rank {rank}: {name}={value} is not {expected}; using the default");
+}
+
 fn env_bytes(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
+    match std::env::var(name) {
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            report(name, &v, "a number of bytes");
+            default
+        }),
+        Err(_) => default,
+    }
 }
 
 pub fn thresholds() -> &'static Thresholds {
@@ -56,35 +65,26 @@ pub fn thresholds() -> &'static Thresholds {
     })
 }
 
-/// The algorithm the environment forces for `coll` (one of [`ALGORITHMS`]), if any.
-pub fn forced(function: &str, coll: &str) -> MpiResult<Option<&'static str>> {
-    static FORCED: OnceLock<Vec<(&'static str, Result<&'static str, String>)>> = OnceLock::new();
+/// The algorithm the environment forces for `coll` (one of [`ALGORITHMS`]), if any. A
+/// name the collective does not have is reported once and ignored.
+pub fn forced(coll: &str) -> Option<&'static str> {
+    static FORCED: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
     let all = FORCED.get_or_init(|| {
         ALGORITHMS
             .iter()
             .filter_map(|&(c, names)| {
-                let v = std::env::var(format!("CROSSMPI_COLL_{c}")).ok()?;
-                let v = v.trim().to_ascii_lowercase();
-                Some((c, names.iter().copied().find(|&n| n == v).ok_or(v)))
+                let var = format!("CROSSMPI_COLL_{c}");
+                let v = std::env::var(&var).ok()?;
+                let found = names
+                    .iter()
+                    .copied()
+                    .find(|&n| n == v.trim().to_ascii_lowercase());
+                if found.is_none() {
+                    report(&var, &v, &format!("one of {}", names.join(", ")));
+                }
+                Some((c, found?))
             })
             .collect()
     });
-    match all.iter().find(|(c, _)| *c == coll) {
-        None => Ok(None),
-        Some((_, Ok(name))) => Ok(Some(name)),
-        Some((c, Err(v))) => Err(MpiError::arg(
-            ErrorClass::Arg,
-            function,
-            &format!("CROSSMPI_COLL_{c}"),
-            v,
-            format!(
-                "not an algorithm of this collective (one of: {})",
-                ALGORITHMS
-                    .iter()
-                    .find(|(x, _)| x == c)
-                    .map(|(_, n)| n.join(", "))
-                    .unwrap_or_default()
-            ),
-        )),
-    }
+    all.iter().find(|(c, _)| *c == coll).map(|&(_, n)| n)
 }
