@@ -31,29 +31,7 @@ raw="$out/coll-raw.csv"
 echo "mpi,mode,ranks,coll,bytes,repeat,value" >"$raw"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-mpicc_of() {
-  case $1 in
-    crossmpi) echo "$prefix/bin/mpicc" ;;
-    openmpi) echo mpicc.openmpi ;;
-    mpich) echo mpicc.mpich ;;
-  esac
-}
-
-# The launch command of MPI $1 in mode $2 with $3 ranks, one word per line.
-launcher() {
-  local mpi=$1 mode=$2 n=$3
-  case $mpi in
-    crossmpi)
-      [ "$mode" = tcp ] && echo env && echo CROSSMPI_TRANSPORT=tcp
-      printf '%s\n' "$prefix/bin/mpirun" --oversubscribe -n "$n" ;;
-    openmpi)
-      printf '%s\n' mpirun.openmpi --allow-run-as-root --oversubscribe -n "$n"
-      [ "$mode" = tcp ] && printf '%s\n' --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo ;;
-    mpich)
-      [ "$mode" = tcp ] && printf '%s\n' env MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=lo
-      printf '%s\n' /usr/bin/mpiexec.mpich -n "$n" ;;
-  esac
-}
+. "$root/bench/lib/launch.sh"
 
 declare -A built
 for mpi in "${mpis[@]}"; do
@@ -80,7 +58,7 @@ for ((rep = 1; rep <= repeat; rep++)); do
         [ "$mpi" = mpich ] && [ "$n" -gt 2 ] && continue
         echo "bench: repeat $rep/$repeat $mode n=$n $mpi" >&2
         if [ "${built[$mpi]}" != 1 ]; then record_fail "$mpi" "$mode" "$n" "$rep"; continue; fi
-        mapfile -t cmd < <(launcher "$mpi" "$mode" "$n")
+        mapfile -t cmd < <(launch_words "$mpi" "$mode" "$n")
         log="$out/bin/$mpi/colls.$mode.n$n.$rep.log"
         if timeout -k 5 "$timeout_s" "${cmd[@]}" "$out/bin/$mpi/colls" >"$log" 2>&1 </dev/null; then
           awk -v m="$mpi" -v mode="$mode" -v n="$n" -v r="$rep" \
