@@ -165,8 +165,9 @@ fn recv(
     status: *mut MpiStatus,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        let (req, capacity) = start_recv(function, buf, n, datatype, source, tag, comm)?;
-        let s = p2p::wait(function, req)?;
+        let b = buffer(function, buf, n, datatype)?;
+        let capacity = b.bytes();
+        let s = p2p::recv(function, |rt| resolve(rt, function, comm), b, source, tag)?;
         store_status(status, &s);
         status_error(function, &s, capacity)
     })

@@ -97,6 +97,14 @@ impl Matching {
             .position(|u| matches(context, source, tag, u.context, u.source, u.tag))
     }
 
+    /// Whether a posted receive could match a message of `source` on `context` (such a
+    /// receive, posted earlier, takes precedence over a newer one).
+    pub fn has_posted_for(&self, context: u64, source: i32) -> bool {
+        self.posted
+            .iter()
+            .any(|p| p.context == context && (p.source == ANY_SOURCE || p.source == source))
+    }
+
     pub fn post(&mut self, p: Posted) {
         self.posted.push_back(p);
     }

@@ -491,6 +491,124 @@ impl BsendBuffer {
     }
 }
 
+/// How a blocking receive proceeds.
+enum Plan {
+    Done(Status),
+    Wait(ReqId),
+    /// Take the message straight from local rank `local`'s ring (world rank `from`).
+    Direct {
+        local: usize,
+        from: u32,
+        context: u64,
+    },
+}
+
+/// `MPI_Recv`. When no receive posted earlier could claim the message and the source is
+/// a local peer, a small eager message is copied straight from the sender's ring into
+/// the buffer, without a request; anything else takes the posted-receive path. The whole
+/// call, communicator lookup included, takes the runtime lock once while it polls.
+pub fn recv(
+    function: &str,
+    comm: impl FnOnce(&Runtime) -> MpiResult<CommId>,
+    buf: UserBuf,
+    source: i32,
+    tag: i32,
+) -> MpiResult<Status> {
+    let mut comm = Some(comm);
+    let mut plan: Option<Plan> = None;
+    let outcome = runtime::wait_for(function, |rt| {
+        let current = match plan.take() {
+            Some(p) => p,
+            None => match plan_recv(
+                rt,
+                function,
+                comm.take().expect("planned once"),
+                &buf,
+                source,
+                tag,
+            ) {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        let next = match current {
+            Plan::Direct {
+                local,
+                from,
+                context,
+            } => {
+                if let Some(u) = rt.st.matching.take_unexpected(context, source, tag) {
+                    Plan::Wait(rt.receive_message(buf.clone(), u))
+                } else {
+                    let (shm, st) = (rt.shm.as_mut().expect("a shared-memory route"), &mut rt.st);
+                    match shm.take_head(local, |head, payload| {
+                        st.receive_inline(from, head, payload, (context, source, tag), &buf)
+                    }) {
+                        Some(status) => Plan::Done(status),
+                        None => Plan::Direct {
+                            local,
+                            from,
+                            context,
+                        },
+                    }
+                }
+            }
+            other => other,
+        };
+        match next {
+            Plan::Done(status) => Some(Ok(status)),
+            Plan::Wait(req) => match rt.take_if_done(req) {
+                Some(status) => Some(Ok(status)),
+                None => {
+                    plan = Some(Plan::Wait(req));
+                    None
+                }
+            },
+            direct => {
+                plan = Some(direct);
+                None
+            }
+        }
+    })?;
+    outcome
+}
+
+fn plan_recv(
+    rt: &mut Runtime,
+    function: &str,
+    comm: impl FnOnce(&Runtime) -> MpiResult<CommId>,
+    buf: &UserBuf,
+    source: i32,
+    tag: i32,
+) -> MpiResult<Plan> {
+    let comm = comm(rt)?;
+    check_tag(function, tag, true)?;
+    let Some(from) = check_peer(rt, function, "source", comm, source, true)? else {
+        if source == PROC_NULL {
+            return Ok(Plan::Done(Status::proc_null()));
+        }
+        return rt
+            .irecv(function, comm, buf.clone(), source, tag)
+            .map(Plan::Wait);
+    };
+    let context = rt.comm(function, comm)?.context;
+    match rt.st.peers[from as usize].route {
+        Route::Shm { local }
+            if rt.thread_level < runtime::THREAD_MULTIPLE
+                && !rt.st.matching.has_posted_for(context, source) =>
+        {
+            Ok(Plan::Direct {
+                local,
+                from,
+                context,
+            })
+        }
+        _ => rt
+            .irecv(function, comm, buf.clone(), source, tag)
+            .map(Plan::Wait),
+    }
+}
+
 /// `MPI_Wait`.
 pub fn wait(function: &str, req: ReqId) -> MpiResult<Status> {
     runtime::wait_for(function, |rt| match rt.check_request(function, req) {

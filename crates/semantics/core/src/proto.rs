@@ -9,7 +9,9 @@
 
 use crate::header::{Envelope, Frame, Head};
 use crate::matching::{Held, Matching, Posted, Unexpected};
-use crate::request::{RecvOp, RecvState, ReqId, ReqKind, Request, SendMode, SendOp, SendState};
+use crate::request::{
+    RecvOp, RecvState, ReqId, ReqKind, Request, SendMode, SendOp, SendState, Status,
+};
 use crate::slab::{Id, Slab};
 use crate::userbuf::UserBuf;
 use std::collections::{HashMap, VecDeque};
@@ -783,6 +785,46 @@ impl State {
         let c = &mut self.peers[from as usize].counters;
         c.msgs_recv += 1;
         c.bytes_recv += len;
+    }
+
+    /// A blocking receive's fast path: takes the frame `head`/`payload` from `from` if it is
+    /// the eager message the receive waits for (`context`, `source`, `tag` — tag may be
+    /// `MPI_ANY_TAG`) and fits `buf`. None leaves the frame to the normal path.
+    pub fn receive_inline(
+        &mut self,
+        from: u32,
+        head: &Head,
+        payload: &[u8],
+        (context, source, tag): (u64, i32, i32),
+        buf: &UserBuf,
+    ) -> Option<Status> {
+        let Frame::Eager {
+            env,
+            len,
+            sync: false,
+            ..
+        } = head.frame
+        else {
+            return None;
+        };
+        let matched = env.context == context
+            && env.src == source
+            && (tag == crate::request::ANY_TAG || env.tag == tag);
+        if !matched || len > buf.bytes() {
+            return None;
+        }
+        if head.credit > 0 {
+            self.peers[from as usize].send_credit += head.credit as u64;
+        }
+        self.count_received(from, len);
+        buf.unpack_from(0, payload);
+        self.consumed(from, len);
+        Some(Status {
+            source: env.src,
+            tag: env.tag,
+            bytes: len,
+            ..Status::default()
+        })
     }
 
     /// Convenience for transports that hold the whole payload (shared memory).

@@ -16,7 +16,10 @@ pub type UserReduce = dyn Fn(&[u8], &mut [u8], u64, &Datatype) + Send + Sync;
 #[derive(Clone)]
 pub enum ReduceOp {
     Builtin(Op),
-    User { f: Arc<UserReduce>, commutative: bool },
+    User {
+        f: Arc<UserReduce>,
+        commutative: bool,
+    },
 }
 
 impl ReduceOp {
@@ -28,7 +31,14 @@ impl ReduceOp {
     }
 
     /// Combines packed `input` into packed `inout` (`count` elements of `dtype`).
-    pub fn apply(&self, function: &str, input: &[u8], inout: &mut [u8], count: u64, dtype: &Datatype) -> MpiResult<()> {
+    pub fn apply(
+        &self,
+        function: &str,
+        input: &[u8],
+        inout: &mut [u8],
+        count: u64,
+        dtype: &Datatype,
+    ) -> MpiResult<()> {
         match self {
             ReduceOp::User { f, .. } => {
                 f(input, inout, count, dtype);
@@ -79,13 +89,25 @@ mod tests {
     fn builtin_sum_on_ints_and_refusal_on_pairs() {
         let int = Datatype::basic(Basic::Int);
         let a: Vec<u8> = [1i32, 2, 3].iter().flat_map(|x| x.to_ne_bytes()).collect();
-        let mut b: Vec<u8> = [10i32, 20, 30].iter().flat_map(|x| x.to_ne_bytes()).collect();
-        ReduceOp::Builtin(Op::Sum).apply("t", &a, &mut b, 3, &int).unwrap();
-        let got: Vec<i32> = b.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+        let mut b: Vec<u8> = [10i32, 20, 30]
+            .iter()
+            .flat_map(|x| x.to_ne_bytes())
+            .collect();
+        ReduceOp::Builtin(Op::Sum)
+            .apply("t", &a, &mut b, 3, &int)
+            .unwrap();
+        let got: Vec<i32> = b
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
         assert_eq!(got, vec![11, 22, 33]);
         let pair = Datatype::basic(Basic::TwoInt);
-        assert!(ReduceOp::Builtin(Op::Sum).check("MPI_Reduce", &pair).is_err());
-        assert!(ReduceOp::Builtin(Op::MinLoc).check("MPI_Reduce", &pair).is_ok());
+        assert!(ReduceOp::Builtin(Op::Sum)
+            .check("MPI_Reduce", &pair)
+            .is_err());
+        assert!(ReduceOp::Builtin(Op::MinLoc)
+            .check("MPI_Reduce", &pair)
+            .is_ok());
     }
 
     #[test]
@@ -100,7 +122,9 @@ mod tests {
         };
         assert!(!concat.is_commutative());
         let mut io = [3u8];
-        concat.apply("t", &[1], &mut io, 1, &Datatype::basic(Basic::Byte)).unwrap();
+        concat
+            .apply("t", &[1], &mut io, 1, &Datatype::basic(Basic::Byte))
+            .unwrap();
         assert_eq!(io, [7]);
     }
 }

@@ -109,17 +109,16 @@ pub fn wait_for<R>(
     let Some(rt) = guard.as_mut() else {
         return Err(not_initialized(function));
     };
-    if let Some(r) = check(rt) {
-        return Ok(r);
-    }
     let mut waiter = Waiter::new(rt.wait_policy);
     let multiple = rt.thread_level == THREAD_MULTIPLE;
     loop {
         let rt = guard.as_mut().expect("runtime present while waiting");
-        let progressed = rt.progress();
+        // Check before polling: a check may take what it waits for straight from a
+        // transport (the blocking-receive fast path) before progress would queue it.
         if let Some(r) = check(rt) {
             return Ok(r);
         }
+        let progressed = rt.progress();
         if progressed {
             waiter.busy();
         } else if waiter.idle() {

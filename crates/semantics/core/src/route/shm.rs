@@ -98,6 +98,26 @@ impl ShmRoute {
         any
     }
 
+    /// Offers the frame at the head of local peer `local`'s ring to `take`, and consumes
+    /// it if `take` accepts it (a blocking receive's fast path).
+    pub fn take_head<R>(
+        &mut self,
+        local: usize,
+        take: impl FnOnce(&Head, &[u8]) -> Option<R>,
+    ) -> Option<R> {
+        let frame = self.inbox.peek(local)?;
+        let head = Head::decode(frame).ok()?;
+        let r = take(&head, &frame[HEAD_LEN..])?;
+        self.inbox.pop(local);
+        if self.outboxes[local]
+            .as_ref()
+            .is_some_and(|o| o.peer_sleeping())
+        {
+            self.wake(local);
+        }
+        Some(r)
+    }
+
     /// Fills the next free cell of local peer `local` with `write` (which returns the
     /// frame length) and publishes it. None when the ring is full; else whether the
     /// receiver sleeps and must be woken.
