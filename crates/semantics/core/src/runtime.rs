@@ -101,8 +101,16 @@ pub fn not_initialized(function: &str) -> MpiError {
 
 /// Drives progress until `check` returns a value: polls, then sleeps until a route has
 /// work. Other threads may enter MPI between polls.
-pub fn wait_for<R>(
+pub fn wait_for<R>(function: &str, check: impl FnMut(&mut Runtime) -> Option<R>) -> MpiResult<R> {
+    wait_for_polling(function, 1, check)
+}
+
+/// Like [`wait_for`] for a `check` that polls the channel it waits on itself (the
+/// blocking-receive fast path): full progress runs only every `progress_every` rounds, so
+/// the message is mostly caught by the check rather than queued by progress first.
+pub fn wait_for_polling<R>(
     function: &str,
+    progress_every: u32,
     mut check: impl FnMut(&mut Runtime) -> Option<R>,
 ) -> MpiResult<R> {
     let mut guard = lock();
@@ -111,12 +119,17 @@ pub fn wait_for<R>(
     };
     let mut waiter = Waiter::new(rt.wait_policy);
     let multiple = rt.thread_level == THREAD_MULTIPLE;
+    let mut round = 0u32;
     loop {
         let rt = guard.as_mut().expect("runtime present while waiting");
         // Check before polling: a check may take what it waits for straight from a
-        // transport (the blocking-receive fast path) before progress would queue it.
+        // transport before progress would queue it.
         if let Some(r) = check(rt) {
             return Ok(r);
+        }
+        round = round.wrapping_add(1);
+        if !round.is_multiple_of(progress_every) {
+            continue;
         }
         let progressed = rt.progress();
         if progressed {

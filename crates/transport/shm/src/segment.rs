@@ -266,6 +266,20 @@ impl Inbox {
         self.heads[sender] = (self.heads[sender] + 1) % self.layout.cells;
     }
 
+    /// Pops like [`Inbox::pop`] and tells whether the ring was full, the only case in which
+    /// the sender can be asleep waiting for this cell. The pop is a read-modify-write, so
+    /// the check of the previous cell cannot be ordered before it: if the sender filled
+    /// the ring, the previous cell (its last write) is still full, since cells are freed
+    /// in order.
+    pub fn pop_was_full(&mut self, sender: usize) -> bool {
+        let off = cell_offset(&self.layout, sender, self.heads[sender]);
+        self.map.word(off).swap(EMPTY, Ordering::SeqCst);
+        let previous = (self.heads[sender] + self.layout.cells - 1) % self.layout.cells;
+        self.heads[sender] = (self.heads[sender] + 1) % self.layout.cells;
+        let prev_off = cell_offset(&self.layout, sender, previous);
+        self.map.word(prev_off).load(Ordering::SeqCst) == FULL
+    }
+
     /// Announces that this rank is about to sleep. Callers must poll every ring once more
     /// after this before sleeping: a sender either sees the flag or its frame is seen.
     pub fn set_sleeping(&self, sleeping: bool) {
@@ -426,6 +440,20 @@ mod tests {
         }
         assert!(inbox.peek(1).is_none());
         assert_eq!(out.try_send(&[&[7]]), Some(false), "cells were handed back");
+    }
+
+    #[test]
+    fn a_pop_tells_whether_the_ring_was_full() {
+        let p = path("full");
+        let mut inbox = Inbox::create(&p, LAYOUT).unwrap();
+        let mut out = Outbox::open(&p, LAYOUT, 0).unwrap();
+        out.try_send(&[b"a"]).unwrap();
+        assert!(!inbox.pop_was_full(0), "one frame in a ring of four");
+        for _ in 0..4 {
+            out.try_send(&[b"b"]).unwrap();
+        }
+        assert!(inbox.pop_was_full(0), "the ring was full");
+        assert!(!inbox.pop_was_full(0));
     }
 
     #[test]

@@ -108,10 +108,11 @@ impl ShmRoute {
         let frame = self.inbox.peek(local)?;
         let head = Head::decode(frame).ok()?;
         let r = take(&head, &frame[HEAD_LEN..])?;
-        self.inbox.pop(local);
-        if self.outboxes[local]
-            .as_ref()
-            .is_some_and(|o| o.peer_sleeping())
+        // Only a sender that filled the ring can be asleep waiting for this cell.
+        if self.inbox.pop_was_full(local)
+            && self.outboxes[local]
+                .as_ref()
+                .is_some_and(|o| o.peer_sleeping())
         {
             self.wake(local);
         }
