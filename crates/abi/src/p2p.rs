@@ -213,6 +213,17 @@ fn send_init(
     }
 }
 
+/// The request array of a multiple-completion call, `count` handles long.
+fn request_array<'a>(
+    function: &str,
+    count_arg: &str,
+    count: c_int,
+    requests: *mut usize,
+) -> MpiResult<&'a mut [usize]> {
+    let n = crate::util::count(function, count_arg, count as i64)? as usize;
+    slice_mut(function, "array_of_requests", requests, n)
+}
+
 /// Reads a request handle through a pointer (for calls that reset it to NULL).
 fn read_handle(function: &str, p: *mut usize) -> MpiResult<usize> {
     if p.is_null() {
@@ -473,8 +484,8 @@ export! {
     fn MPI_Waitall / PMPI_Waitall(count: c_int, array_of_requests: *mut usize, array_of_statuses: *mut MpiStatus) -> c_int {
         let f = "MPI_Waitall";
         call(Scope::Process, || {
-            let n = crate::util::count(f, "count", count as i64)? as usize;
-            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let hs = request_array(f, "count", count, array_of_requests)?;
+            let n = hs.len();
             let mut results: Vec<Option<Status>> = vec![None; n];
             runtime::wait_for(f, |rt| {
                 for i in 0..n {
@@ -494,8 +505,8 @@ export! {
     fn MPI_Testall / PMPI_Testall(count: c_int, array_of_requests: *mut usize, flag: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int {
         let f = "MPI_Testall";
         call(Scope::Process, || {
-            let n = crate::util::count(f, "count", count as i64)? as usize;
-            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let hs = request_array(f, "count", count, array_of_requests)?;
+            let n = hs.len();
             let results = runtime::with(f, |rt| {
                 rt.progress();
                 // Either every request completes (and is released) or none does.
@@ -524,8 +535,7 @@ export! {
     fn MPI_Waitany / PMPI_Waitany(count: c_int, array_of_requests: *mut usize, index: *mut c_int, status: *mut MpiStatus) -> c_int {
         let f = "MPI_Waitany";
         call(Scope::Process, || {
-            let n = crate::util::count(f, "count", count as i64)? as usize;
-            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let hs = request_array(f, "count", count, array_of_requests)?;
             let found = runtime::wait_for(f, |rt| {
                 if hs.iter().all(|&h| is_inactive(rt, h)) {
                     return Some(Ok(None));
@@ -560,8 +570,7 @@ export! {
     fn MPI_Testany / PMPI_Testany(count: c_int, array_of_requests: *mut usize, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
         let f = "MPI_Testany";
         call(Scope::Process, || {
-            let n = crate::util::count(f, "count", count as i64)? as usize;
-            let hs = slice_mut(f, "array_of_requests", array_of_requests, n)?;
+            let hs = request_array(f, "count", count, array_of_requests)?;
             let found = runtime::with(f, |rt| {
                 rt.progress();
                 if hs.iter().all(|&h| is_inactive(rt, h)) {
@@ -863,8 +872,8 @@ fn some(
     array_of_statuses: *mut MpiStatus,
 ) -> c_int {
     call(Scope::Process, || {
-        let n = crate::util::count(function, "incount", incount as i64)? as usize;
-        let hs = slice_mut(function, "array_of_requests", array_of_requests, n)?;
+        let hs = request_array(function, "incount", incount, array_of_requests)?;
+        let n = hs.len();
         let collect =
             |rt: &mut Runtime, hs: &mut [usize]| -> MpiResult<Option<Vec<(usize, Status)>>> {
                 if hs.iter().all(|&h| is_inactive(rt, h)) {
