@@ -118,14 +118,6 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> MpiError {
     MpiError::context(ErrorClass::Other, "MPI_Init", format!("{what}: {e}"))
 }
 
-/// Characters safe in file and socket names.
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .take(40)
-        .collect()
-}
-
 pub fn boot(cfg: &Config) -> MpiResult<Boot> {
     match Client::from_env().map_err(pmi_err)? {
         None => Ok(singleton(cfg)),
@@ -152,7 +144,8 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
     let rank = pmi.rank() as u32;
     let size = pmi.size() as u32;
     let job = fnv1a(pmi.kvsname().as_bytes());
-    let job_name = sanitize(pmi.kvsname());
+    let job_name = crossmpi_shm::job_name(pmi.kvsname());
+    let inbox_prefix = crossmpi_shm::job_prefix(pmi.kvsname());
     let node = fnv1a(node_identity().as_bytes());
 
     let listener =
@@ -225,7 +218,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         cells: cfg.shm_cells,
         cell_bytes: cfg.shm_cell_bytes,
     };
-    let inbox_path = |l: usize| format!("/dev/shm/crossmpi-{job_name}-{node:x}-{l}");
+    let inbox_path = |l: usize| format!("{}/{inbox_prefix}{node:x}-{l}", crossmpi_shm::SHM_DIR);
     let bell_name = |w: u32| format!("crossmpi-{job_name}-{job:x}-{w}");
     let inbox = if use_shm {
         let _ = std::fs::remove_file(inbox_path(my_local));

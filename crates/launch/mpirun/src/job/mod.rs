@@ -131,7 +131,10 @@ pub fn run(plans: Vec<RankPlan>, settings: JobSettings) -> i32 {
         killed: false,
     };
     job.start_all();
-    job.event_loop(&signals)
+    let status = job.event_loop(&signals);
+    // Ranks killed during their start-up may have left shared-memory files behind.
+    crossmpi_shm::remove_job_segments(&job.kvsname);
+    status
 }
 
 impl Job {
