@@ -6,6 +6,7 @@
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::handle::{self, Kind, MpiStatus};
+use crate::p2p;
 use crate::types::{self, UserType};
 use crate::util::{count, in_string, out, out_string, slice, slice_mut};
 use crossmpi_core::datatype::{Basic, Datatype, Distribution, ErrorKind, Order, TypeError};
@@ -556,10 +557,6 @@ fn value_index(function: &str, value: usize, index: usize) -> MpiResult<usize> {
         .unwrap_or(MPI_DATATYPE_NULL))
 }
 
-fn status_of<'a>(function: &str, status: *const MpiStatus) -> MpiResult<&'a MpiStatus> {
-    Ok(&slice(function, "status", status, 1)?[0])
-}
-
 export! {
     fn MPI_Type_contiguous / PMPI_Type_contiguous(count: c_int, oldtype: usize, newtype: *mut usize) -> c_int {
         contiguous("MPI_Type_contiguous", false, count as i64, oldtype, newtype)
@@ -769,23 +766,11 @@ export! {
 
     fn MPI_Get_count_c / PMPI_Get_count_c(status: *const MpiStatus, datatype: usize, count: *mut i64) -> c_int {
         let f = "MPI_Get_count_c";
-        call(Scope::Process, || {
-            let bytes = status_of(f, status)?.bytes();
-            let n = match types::lookup(f, "datatype", datatype)?.size() {
-                0 if bytes == 0 => 0,
-                size if size > 0 && bytes % size == 0 => (bytes / size) as i64,
-                _ => MPI_UNDEFINED as i64,
-            };
-            out(f, "count", count, n)
-        })
+        call(Scope::Process, || out(f, "count", count, p2p::as_count(p2p::received_count(f, status, datatype)?)))
     }
     fn MPI_Get_elements_c / PMPI_Get_elements_c(status: *const MpiStatus, datatype: usize, count: *mut i64) -> c_int {
         let f = "MPI_Get_elements_c";
-        call(Scope::Process, || {
-            let bytes = status_of(f, status)?.bytes();
-            let t = types::lookup(f, "datatype", datatype)?;
-            out(f, "count", count, t.elements_in(bytes).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64))
-        })
+        call(Scope::Process, || out(f, "count", count, p2p::as_count(p2p::received_elements(f, status, datatype)?)))
     }
 }
 

@@ -667,42 +667,17 @@ export! {
 
     fn MPI_Get_count / PMPI_Get_count(status: *const MpiStatus, datatype: usize, count: *mut c_int) -> c_int {
         let f = "MPI_Get_count";
-        call(Scope::Process, || {
-            let s = slice(f, "status", status, 1)?;
-            let t = types::lookup(f, "datatype", datatype)?;
-            let bytes = s[0].bytes();
-            let n = match t.size() {
-                0 if bytes == 0 => 0,
-                0 => MPI_UNDEFINED,
-                size if bytes % size == 0 && bytes / size <= c_int::MAX as u64 => (bytes / size) as c_int,
-                _ => MPI_UNDEFINED,
-            };
-            out(f, "count", count, n)
-        })
+        call(Scope::Process, || out(f, "count", count, as_int(received_count(f, status, datatype)?)))
     }
 
     fn MPI_Get_elements / PMPI_Get_elements(status: *const MpiStatus, datatype: usize, count: *mut c_int) -> c_int {
         let f = "MPI_Get_elements";
-        call(Scope::Process, || {
-            let s = slice(f, "status", status, 1)?;
-            let t = types::lookup(f, "datatype", datatype)?;
-            let n = t
-                .elements_in(s[0].bytes())
-                .filter(|&n| n <= c_int::MAX as u64)
-                .map(|n| n as c_int)
-                .unwrap_or(MPI_UNDEFINED);
-            out(f, "count", count, n)
-        })
+        call(Scope::Process, || out(f, "count", count, as_int(received_elements(f, status, datatype)?)))
     }
 
     fn MPI_Get_elements_x / PMPI_Get_elements_x(status: *const MpiStatus, datatype: usize, count: *mut i64) -> c_int {
         let f = "MPI_Get_elements_x";
-        call(Scope::Process, || {
-            let s = slice(f, "status", status, 1)?;
-            let t = types::lookup(f, "datatype", datatype)?;
-            let n = t.elements_in(s[0].bytes()).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
-            out(f, "count", count, n)
-        })
+        call(Scope::Process, || out(f, "count", count, as_count(received_elements(f, status, datatype)?)))
     }
 
     fn MPI_Iprobe / PMPI_Iprobe(source: c_int, tag: c_int, comm: usize, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
@@ -805,6 +780,51 @@ export! {
             out(f, "size", size, len as c_int)
         })
     }
+}
+
+/// The received bytes of a status and the datatype to count them in.
+fn received(
+    function: &str,
+    status: *const MpiStatus,
+    datatype: usize,
+) -> MpiResult<(u64, crossmpi_core::datatype::Datatype)> {
+    let s = slice(function, "status", status, 1)?;
+    Ok((s[0].bytes(), types::lookup(function, "datatype", datatype)?))
+}
+
+/// Whole elements of `datatype` a status received (`MPI_Get_count`); None if not whole.
+pub fn received_count(
+    function: &str,
+    status: *const MpiStatus,
+    datatype: usize,
+) -> MpiResult<Option<u64>> {
+    let (bytes, t) = received(function, status, datatype)?;
+    Ok(match t.size() {
+        0 if bytes == 0 => Some(0),
+        size if size > 0 && bytes % size == 0 => Some(bytes / size),
+        _ => None,
+    })
+}
+
+/// Basic elements a status received (`MPI_Get_elements`); None if one is partial.
+pub fn received_elements(
+    function: &str,
+    status: *const MpiStatus,
+    datatype: usize,
+) -> MpiResult<Option<u64>> {
+    let (bytes, t) = received(function, status, datatype)?;
+    Ok(t.elements_in(bytes))
+}
+
+/// A count for an `int` result: `MPI_UNDEFINED` when absent or too large.
+fn as_int(n: Option<u64>) -> c_int {
+    n.filter(|&n| n <= c_int::MAX as u64)
+        .map_or(MPI_UNDEFINED, |n| n as c_int)
+}
+
+/// A count for an `MPI_Count` result: `MPI_UNDEFINED` when absent.
+pub fn as_count(n: Option<u64>) -> i64 {
+    n.map_or(MPI_UNDEFINED as i64, |n| n as i64)
 }
 
 fn message_handle(m: Option<Unexpected>) -> usize {
