@@ -20,6 +20,9 @@ pub struct Boot {
     pub peers: Vec<Peer>,
     /// Node index of every world rank (ranks with equal index share a node).
     pub node_of: Vec<u32>,
+    /// Site (cluster) index of every world rank: the IMPI client it belongs to, or what
+    /// `CROSSMPI_SITE_OF` declares for a flat job spanning sites; 0 for everyone otherwise.
+    pub site_of: Vec<u32>,
     pub pids: Vec<u32>,
     pub shm: Option<ShmRoute>,
     pub tcp: Option<TcpRoute>,
@@ -132,6 +135,7 @@ fn singleton(cfg: &Config) -> Boot {
         pmi: None,
         peers: vec![Peer::new(Route::Local, cfg.eager_credit)],
         node_of: vec![0],
+        site_of: vec![0],
         pids: vec![std::process::id()],
         shm: None,
         tcp: None,
@@ -302,12 +306,23 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         .collect();
     let appnum = pmi.appnum();
     let universe_size = pmi.universe_size();
+    let site_of = match &cfg.site_of {
+        Some(sites) if sites.len() == size as usize => sites.clone(),
+        Some(sites) => {
+            return Err(io_err(
+                "CROSSMPI_SITE_OF",
+                format!("names {} sites for {size} ranks", sites.len()),
+            ))
+        }
+        None => vec![0; size as usize],
+    };
     Ok(Boot {
         rank,
         size,
         pmi: Some(pmi),
         peers,
         node_of,
+        site_of,
         pids,
         shm,
         tcp,

@@ -33,6 +33,22 @@ pub struct Config {
     pub tcp_port: u16,
     /// Seconds to wait for a TCP connection to a peer (`CROSSMPI_CONNECT_TIMEOUT`).
     pub connect_timeout_s: u64,
+    /// The site of every world rank, for a flat job that spans sites
+    /// (`CROSSMPI_SITE_OF`, comma-separated site indices in rank order).
+    pub site_of: Option<Vec<u32>>,
+}
+
+/// Parses `CROSSMPI_SITE_OF`; a malformed value is reported and ignored.
+fn site_list() -> Option<Vec<u32>> {
+    let v = std::env::var("CROSSMPI_SITE_OF").ok()?;
+    let parsed: Result<Vec<u32>, _> = v.split(',').map(|s| s.trim().parse()).collect();
+    match parsed {
+        Ok(sites) => Some(sites),
+        Err(_) => {
+            eprintln!("crossmpi: ignoring CROSSMPI_SITE_OF={v:?}: expected site indices like 0,0,1,1");
+            None
+        }
+    }
 }
 
 fn env<T: FromStr>(name: &str, default: T) -> T {
@@ -68,6 +84,7 @@ impl Config {
             spin_us: env("CROSSMPI_SPIN_US", 0),
             tcp_port: env("CROSSMPI_TCP_PORT", 0),
             connect_timeout_s: env("CROSSMPI_CONNECT_TIMEOUT", 30),
+            site_of: site_list(),
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct Runtime {
     pub self_comm: CommId,
     /// Node index of every world rank.
     pub node_of: Arc<Vec<u32>>,
+    /// Site (cluster) index of every world rank.
+    pub site_of: Arc<Vec<u32>>,
     /// The next context id this process may hand out (every communicator takes two).
     pub next_context: u64,
     pub thread_level: i32,
@@ -208,6 +210,7 @@ impl Runtime {
             pmi,
             peers,
             node_of,
+            site_of,
             pids,
             shm,
             tcp,
@@ -271,6 +274,7 @@ impl Runtime {
             world,
             self_comm,
             node_of,
+            site_of: Arc::new(site_of),
             next_context: 4,
             thread_level,
             appnum,
