@@ -52,6 +52,8 @@ pub struct Comm {
     /// Node of each member (index into the runtime's node list), for node-aware
     /// collectives and `MPI_COMM_TYPE_SHARED`.
     pub nodes: Arc<Vec<u32>>,
+    /// Site (cluster) index of every group rank (see `Runtime::site_of`).
+    pub sites: Arc<Vec<u32>>,
     /// Sequence number of collectives started on this communicator; nonblocking
     /// collectives use it to keep their messages apart.
     pub coll_seq: u64,

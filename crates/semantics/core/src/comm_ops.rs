@@ -23,7 +23,7 @@ use crate::comm::{Comm, CommId, Group, UNDEFINED};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
 use crate::request::{ReqId, SendMode};
-use crate::runtime::{self, Runtime};
+use crate::runtime;
 use crate::userbuf;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -117,14 +117,9 @@ fn agree_context(function: &str, parent: CommId) -> MpiResult<u64> {
     })
 }
 
-fn nodes_of(rt: &Runtime, group: &Group) -> Arc<Vec<u32>> {
-    Arc::new(
-        group
-            .members
-            .iter()
-            .map(|&w| rt.node_of[w as usize])
-            .collect(),
-    )
+/// `per_world[w]` for every member of `group`, in group order.
+fn per_member(per_world: &[u32], group: &Group) -> Arc<Vec<u32>> {
+    Arc::new(group.members.iter().map(|&w| per_world[w as usize]).collect())
 }
 
 /// Inserts the communicator `group` forms with `context` (inheriting `parent`'s error
@@ -143,7 +138,8 @@ pub(crate) fn install(
         };
         let p = rt.comm(function, parent)?;
         let errhandler = p.errhandler;
-        let nodes = nodes_of(rt, &group);
+        let nodes = per_member(&rt.node_of, &group);
+        let sites = per_member(&rt.site_of, &group);
         Ok(Some(rt.comms.insert(Comm {
             context,
             group,
@@ -153,6 +149,7 @@ pub(crate) fn install(
             errhandler,
             attributes: BTreeMap::new(),
             nodes,
+            sites,
             coll_seq: 0,
             topology: None,
             hints: BTreeMap::new(),

@@ -234,6 +234,7 @@ impl Runtime {
             n => n,
         };
         let node_of = Arc::new(node_of);
+        let site_of = Arc::new(site_of);
         let mut comms = Slab::default();
         let world = comms.insert(Comm {
             context: 0,
@@ -244,6 +245,7 @@ impl Runtime {
             errhandler: 0,
             attributes: BTreeMap::new(),
             nodes: node_of.clone(),
+            sites: site_of.clone(),
             coll_seq: 0,
             topology: None,
             hints: BTreeMap::new(),
@@ -257,6 +259,7 @@ impl Runtime {
             errhandler: 0,
             attributes: BTreeMap::new(),
             nodes: Arc::new(vec![node_of[rank as usize]]),
+            sites: Arc::new(vec![site_of[rank as usize]]),
             coll_seq: 0,
             topology: None,
             hints: BTreeMap::new(),
@@ -274,7 +277,7 @@ impl Runtime {
             world,
             self_comm,
             node_of,
-            site_of: Arc::new(site_of),
+            site_of,
             next_context: 4,
             thread_level,
             appnum,
