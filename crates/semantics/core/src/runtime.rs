@@ -34,6 +34,7 @@ pub struct Runtime {
     pub node_of: Arc<Vec<u32>>,
     /// Site (cluster) index of every world rank.
     pub site_of: Arc<Vec<u32>>,
+    pub impi_coll: ImpiColl,
     /// The next context id this process may hand out (every communicator takes two).
     pub next_context: u64,
     pub thread_level: i32,
@@ -44,6 +45,30 @@ pub struct Runtime {
     /// Nonblocking collectives in progress.
     pub colls: crate::coll::sched::Active,
     wait_policy: WaitPolicy,
+}
+
+/// What the IMPI clients of a multi-cluster job agreed for collectives (IMPI draft
+/// section on collectives): the defaults of IMPI version 0.0 in a single-cluster job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImpiColl {
+    /// Up to this many client masters a collective uses linear algorithms, above it a
+    /// binomial tree (`IMPI_C_COLL_MAXLINEAR`).
+    pub maxlinear: usize,
+    /// Messages of at least this many bytes use the long protocols
+    /// (`IMPI_C_COLL_XSIZE`).
+    pub xsize: u64,
+    /// Every client is crossmpi, so its WAN-aware algorithms may replace IMPI's.
+    pub all_crossmpi: bool,
+}
+
+impl Default for ImpiColl {
+    fn default() -> ImpiColl {
+        ImpiColl {
+            maxlinear: 4,
+            xsize: 1024,
+            all_crossmpi: true,
+        }
+    }
 }
 
 /// Life cycle of the MPI library in this process.
@@ -278,6 +303,7 @@ impl Runtime {
             self_comm,
             node_of,
             site_of,
+            impi_coll: ImpiColl::default(),
             next_context: 4,
             thread_level,
             appnum,
