@@ -47,10 +47,16 @@ pub fn shell_quote(word: &str) -> String {
 }
 
 /// The variables of mpirun's environment that a rank on another host receives besides
-/// `-x`/`--env` ones: every `CROSSMPI_*`, and PATH.
+/// `-x`/`--env` ones: every `CROSSMPI_*`, the IMPI client's `IMPI_AUTH_*` and
+/// `IMPI_HOST_NAME`, and PATH.
 pub fn forwarded_to_remote(vars: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
-    vars.filter(|(k, _)| k.starts_with("CROSSMPI_") || k == "PATH")
-        .collect()
+    vars.filter(|(k, _)| {
+        k.starts_with("CROSSMPI_")
+            || k.starts_with("IMPI_AUTH_")
+            || k == "IMPI_HOST_NAME"
+            || k == "PATH"
+    })
+    .collect()
 }
 
 /// `AGENT... HOST env VAR=VALUE ... PROGRAM ARGS...`; every word after HOST is

@@ -36,6 +36,8 @@ usage: mpirun [options] program [args] [: [-n N] program [args] ...]
   -wdir, --wdir DIR      working directory of the ranks (default: the current one)
   --tag-output, -l       prefix every output line with `[RANK] `
   --timeout SECONDS      end the job after SECONDS (exit status 124)
+  -client RANK ADDR:PORT run the ranks as IMPI client RANK of the job whose IMPI server
+                         listens at ADDR:PORT (one MPI_COMM_WORLD across clusters)
   --launch-agent CMD     how to reach other hosts (default: ssh); run as CMD HOST COMMAND
   --oversubscribe, --allow-run-as-root   accepted (crossmpi never refuses either)
   -v, --verbose          print placement and launch commands
@@ -169,6 +171,25 @@ impl Options {
                         return Err(usage_error(arg, "the agent command is empty".into()));
                     }
                 }
+                "client" => {
+                    let mut v = value(2)?;
+                    let server = v.pop().unwrap_or_default();
+                    let rank = v.remove(0);
+                    if rank.parse::<u32>().map_or(true, |r| r >= 32) {
+                        return Err(usage_error(
+                            arg,
+                            format!("client rank {rank:?} is not a whole number below 32"),
+                        ));
+                    }
+                    if !server.contains(':') {
+                        return Err(usage_error(
+                            arg,
+                            format!("server {server:?} is not ADDRESS:PORT"),
+                        ));
+                    }
+                    o.env.push(("CROSSMPI_IMPI_CLIENT".into(), rank));
+                    o.env.push(("CROSSMPI_IMPI_SERVER".into(), server));
+                }
                 "oversubscribe" | "allow-run-as-root" => {}
                 "v" | "verbose" => o.verbose = true,
                 "h" | "help" => o.help = true,
@@ -234,6 +255,17 @@ mod tests {
         let o = parse("-x UNSET_VAR -- -prog -n").unwrap();
         assert!(o.env.is_empty());
         assert_eq!(o.apps[0].argv, ["-prog", "-n"]);
+        let o = parse("-client 1 10.0.0.1:4000 -n 2 app").unwrap();
+        assert_eq!(
+            o.env,
+            vec![
+                ("CROSSMPI_IMPI_CLIENT".to_string(), "1".to_string()),
+                (
+                    "CROSSMPI_IMPI_SERVER".to_string(),
+                    "10.0.0.1:4000".to_string()
+                )
+            ]
+        );
         let o = parse("--np=2 --launch-agent=rsh prog").unwrap();
         assert_eq!(o.apps[0].np, Some(2));
         assert_eq!(o.launch_agent, vec!["rsh"]);
@@ -262,6 +294,10 @@ mod tests {
         assert!(parse("-n 0 prog").is_err());
         assert!(parse("--bogus prog").unwrap_err().contains("--bogus"));
         assert!(parse("-n").unwrap_err().contains("needs 1 value"));
+        assert!(parse("-client 32 h:1 a").unwrap_err().contains("\"32\""));
+        assert!(parse("-client 0 nowhere a")
+            .unwrap_err()
+            .contains("nowhere"));
         assert!(parse("-n 2").unwrap_err().contains("no program"));
         assert!(parse("-n 1 a :").unwrap_err().contains("application 2"));
         assert!(parse("--timeout -3 a").unwrap_err().contains("-3"));
