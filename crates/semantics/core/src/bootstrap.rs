@@ -4,8 +4,15 @@
 use crate::config::{Config, TransportChoice};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::proto::{Peer, Route};
+use crate::route::impi::startup::{self as impi_startup, HostCard, JoinConfig, ServerLink};
+use crate::route::impi::translate::Translator;
+use crate::route::impi::ImpiRoute;
 use crate::route::shm::ShmRoute;
 use crate::route::tcp::TcpRoute;
+use crate::runtime::ImpiColl;
+use crossmpi_impi::flow::FlowParams;
+use crossmpi_impi::wire::packet::Proc;
+use crossmpi_impi::wire::tables::GlobalTables;
 use crossmpi_pmi::Client;
 use crossmpi_shm::doorbell::Doorbell;
 use crossmpi_shm::{Inbox, InboxLayout, Outbox};
@@ -26,8 +33,20 @@ pub struct Boot {
     pub pids: Vec<u32>,
     pub shm: Option<ShmRoute>,
     pub tcp: Option<TcpRoute>,
+    pub impi: Option<ImpiJoined>,
     pub appnum: i32,
     pub universe_size: Option<usize>,
+}
+
+/// What joining a multi-cluster job produced.
+pub struct ImpiJoined {
+    pub route: ImpiRoute,
+    /// The agent's server connection (PMI rank 0 only).
+    pub server: Option<ServerLink>,
+    pub coll: ImpiColl,
+    /// IMPI host index of every world rank.
+    pub host_of: Vec<u32>,
+    pub tag_ub: i32,
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -139,6 +158,7 @@ fn singleton(cfg: &Config) -> Boot {
         pids: vec![std::process::id()],
         shm: None,
         tcp: None,
+        impi: None,
         appnum: 0,
         universe_size: Some(1),
     }
@@ -172,7 +192,37 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
     };
     pmi.put(&format!("cmpi-{rank}"), &mine.encode())
         .map_err(pmi_err)?;
+    let timeout = Duration::from_secs(cfg.connect_timeout_s);
+    let join = JoinConfig::from_env(Duration::from_secs(cfg.impi_join_timeout_s))
+        .map_err(|e| io_err("IMPI", e))?;
+    let impi_listener = match &join {
+        None => None,
+        Some(_) => {
+            let l = std::net::TcpListener::bind(("0.0.0.0", cfg.impi_port))
+                .map_err(|e| io_err("IMPI listen", e))?;
+            let card = HostCard {
+                addr: impi_startup::advertised_address(&ips).map_err(|e| io_err("IMPI", e))?,
+                port: l.local_addr().map_err(|e| io_err("IMPI listen", e))?.port(),
+                pid: std::process::id(),
+            };
+            pmi.put(&format!("cmpi-impi-{rank}"), &card.encode())
+                .map_err(pmi_err)?;
+            Some(l)
+        }
+    };
     pmi.fence().map_err(pmi_err)?;
+    // The world: this cluster's ranks from `base` on, among `world` ranks of all clusters.
+    let impi_job = match &join {
+        None => None,
+        Some(jc) => Some(join_clusters(&mut pmi, jc, rank, size)?),
+    };
+    let (base, world) = match &impi_job {
+        None => (0, size),
+        Some((tables, _)) => (
+            tables.first_rank(join.as_ref().unwrap().client as usize),
+            tables.nprocs(),
+        ),
+    };
     let mut cards = Vec::with_capacity(size as usize);
     for r in 0..size {
         let v = pmi.get(&format!("cmpi-{r}")).map_err(pmi_err)?;
@@ -183,7 +233,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
     }
 
     let mut nodes: Vec<u64> = Vec::new();
-    let node_of: Vec<u32> = cards
+    let local_node_of: Vec<u32> = cards
         .iter()
         .map(|c| match nodes.iter().position(|&n| n == c.node) {
             Some(i) => i as u32,
@@ -193,19 +243,27 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
             }
         })
         .collect();
+    // This cluster's ranks as world ranks.
     let local_world: Vec<u32> = (0..size)
         .filter(|&r| cards[r as usize].node == node)
+        .map(|r| base + r)
         .collect();
-    let my_local = local_world.iter().position(|&r| r == rank).unwrap();
+    let me = base + rank;
+    let my_local = local_world.iter().position(|&w| w == me).unwrap();
     let use_shm = cfg.transport == TransportChoice::Auto && local_world.len() > 1;
+    let in_cluster = |w: u32| w >= base && w < base + size;
 
-    let peers: Vec<Peer> = (0..size)
-        .map(|r| {
-            let route = if r == rank {
+    let peers: Vec<Peer> = (0..world)
+        .map(|w| {
+            if !in_cluster(w) {
+                // Paced by IMPI's per-pair counters instead of eager credit.
+                return Peer::new(Route::Impi, u64::MAX / 2);
+            }
+            let route = if w == me {
                 Route::Local
-            } else if use_shm && cards[r as usize].node == node {
+            } else if use_shm && cards[(w - base) as usize].node == node {
                 Route::Shm {
-                    local: local_world.iter().position(|&x| x == r).unwrap(),
+                    local: local_world.iter().position(|&x| x == w).unwrap(),
                 }
             } else {
                 Route::Tcp
@@ -231,7 +289,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         None
     };
     let doorbell = if use_shm {
-        Some(Doorbell::bind(&bell_name(rank)).map_err(|e| io_err("doorbell", e))?)
+        Some(Doorbell::bind(&bell_name(me)).map_err(|e| io_err("doorbell", e))?)
     } else {
         None
     };
@@ -270,55 +328,78 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         s.unlink();
     }
 
-    let tcp_peers: Vec<u32> = (0..size)
-        .filter(|&r| peers[r as usize].route == Route::Tcp)
+    let tcp_peers: Vec<u32> = (0..world)
+        .filter(|&w| peers[w as usize].route == Route::Tcp)
         .collect();
     let tcp = if tcp_peers.is_empty() {
         None
     } else {
         let peers = tcp_peers
             .iter()
-            .map(|&r| {
-                let card = &cards[r as usize];
+            .map(|&w| {
+                let card = &cards[(w - base) as usize];
                 let addrs = if card.node == node {
                     let port = card.addrs.first().map(|a| a.port()).unwrap_or(0);
                     vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)]
                 } else {
                     card.addrs.clone()
                 };
-                (r, addrs)
+                (w, addrs)
             })
             .collect();
-        let timeout = Duration::from_secs(cfg.connect_timeout_s);
         Some(
-            TcpRoute::establish(listener, job, rank, size as usize, peers, timeout)
+            TcpRoute::establish(listener, job, me, world as usize, peers, timeout)
                 .map_err(|e| io_err("TCP", e))?,
         )
     };
-    let pids = (0..size as usize)
-        .map(|r| {
-            if cards[r].node == node {
-                cards[r].pid
-            } else {
-                0
-            }
+    let pids = (0..world)
+        .map(|w| match cards.get(w.wrapping_sub(base) as usize) {
+            Some(c) if in_cluster(w) && c.node == node => c.pid,
+            _ => 0,
         })
         .collect();
     let appnum = pmi.appnum();
-    let universe_size = pmi.universe_size();
-    let site_of = match &cfg.site_of {
-        Some(sites) if sites.len() == size as usize => sites.clone(),
-        Some(sites) => {
-            return Err(io_err(
-                "CROSSMPI_SITE_OF",
-                format!("names {} sites for {size} ranks", sites.len()),
-            ))
+    let (node_of, site_of, impi, universe_size) = match impi_job {
+        None => {
+            let site_of = match &cfg.site_of {
+                Some(sites) if sites.len() == size as usize => sites.clone(),
+                Some(sites) => {
+                    return Err(io_err(
+                        "CROSSMPI_SITE_OF",
+                        format!("names {} sites for {size} ranks", sites.len()),
+                    ))
+                }
+                None => vec![0; size as usize],
+            };
+            (local_node_of, site_of, None, pmi.universe_size())
         }
-        None => vec![0; size as usize],
+        Some((tables, server)) => {
+            let jc = join.as_ref().expect("an IMPI job has a join configuration");
+            let layout = WorldLayout::of(&tables);
+            // Every cluster must number nodes alike, so node identity comes from the
+            // global tables: a process's client and address (P_IPV6).
+            let node_of = layout.node_of.clone();
+            let my_host = tables.first_host(jc.client as usize) + rank;
+            let links = impi_startup::connect_hosts(
+                impi_listener.as_ref().expect("an IMPI job listens"),
+                &tables,
+                jc.client as usize,
+                my_host,
+                jc.timeout,
+            )
+            .map_err(|e| io_err("IMPI", e))?;
+            let joined = impi_route(&tables, &layout, links, me, server)?;
+            (
+                node_of,
+                layout.client_of,
+                Some(joined),
+                Some(world as usize),
+            )
+        }
     };
     Ok(Boot {
-        rank,
-        size,
+        rank: me,
+        size: world,
         pmi: Some(pmi),
         peers,
         node_of,
@@ -326,8 +407,158 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         pids,
         shm,
         tcp,
+        impi,
         appnum,
         universe_size,
+    })
+}
+
+/// Client and IMPI host of every world rank, from the global tables.
+struct WorldLayout {
+    client_of: Vec<u32>,
+    host_of: Vec<u32>,
+    /// Distinct (client, process address) pairs, numbered in world order.
+    node_of: Vec<u32>,
+}
+
+impl WorldLayout {
+    fn of(tables: &GlobalTables) -> WorldLayout {
+        let mut client_of = Vec::new();
+        let mut host_of = Vec::new();
+        for (h, (client, info)) in tables.hosts().enumerate() {
+            for _ in 0..info.nprocs {
+                client_of.push(client as u32);
+                host_of.push(h as u32);
+            }
+        }
+        let mut seen = Vec::new();
+        let node_of = tables
+            .procs()
+            .zip(&client_of)
+            .map(|(p, &c)| match seen.iter().position(|&k| k == (c, p.id)) {
+                Some(i) => i as u32,
+                None => {
+                    seen.push((c, p.id));
+                    (seen.len() - 1) as u32
+                }
+            })
+            .collect();
+        WorldLayout {
+            client_of,
+            host_of,
+            node_of,
+        }
+    }
+}
+
+/// The cluster's agent (PMI rank 0) joins the IMPI server for every rank of the cluster
+/// and shares the global tables through PMI; every rank returns them (the agent also the
+/// server connection).
+fn join_clusters(
+    pmi: &mut Client,
+    jc: &JoinConfig,
+    rank: u32,
+    size: u32,
+) -> MpiResult<(GlobalTables, Option<ServerLink>)> {
+    let mut server = None;
+    if rank == 0 {
+        let mut cards = Vec::with_capacity(size as usize);
+        for r in 0..size {
+            let v = pmi.get(&format!("cmpi-impi-{r}")).map_err(pmi_err)?;
+            cards
+                .push(HostCard::decode(&v).ok_or_else(|| {
+                    io_err("IMPI host card", format!("rank {r} published {v:?}"))
+                })?);
+        }
+        let info = impi_startup::client_info(jc, &cards);
+        let (tables, link) = impi_startup::join_server(jc, info).map_err(|e| io_err("IMPI", e))?;
+        let text = impi_startup::tables_to_text(&tables);
+        let chunks: Vec<&str> = text
+            .as_bytes()
+            .chunks(PMI_CHUNK)
+            .map(|c| std::str::from_utf8(c).expect("hex and digits are ASCII"))
+            .collect();
+        pmi.put("cmpi-impi-tables", &chunks.len().to_string())
+            .map_err(pmi_err)?;
+        for (i, c) in chunks.iter().enumerate() {
+            pmi.put(&format!("cmpi-impi-tables-{i}"), c)
+                .map_err(pmi_err)?;
+        }
+        server = Some(link);
+    }
+    pmi.fence().map_err(pmi_err)?;
+    let n: usize = pmi
+        .get("cmpi-impi-tables")
+        .map_err(pmi_err)?
+        .parse()
+        .map_err(|e| io_err("IMPI tables", e))?;
+    let mut text = String::new();
+    for i in 0..n {
+        text.push_str(&pmi.get(&format!("cmpi-impi-tables-{i}")).map_err(pmi_err)?);
+    }
+    let tables = impi_startup::tables_from_text(&text).map_err(|e| io_err("IMPI tables", e))?;
+    let mine = tables
+        .clients
+        .get(jc.client as usize)
+        .map(|c| c.procs.len());
+    if mine != Some(size as usize) {
+        return Err(io_err(
+            "IMPI",
+            format!(
+                "client {} has {mine:?} processes in the tables, but {size} ranks",
+                jc.client
+            ),
+        ));
+    }
+    Ok((tables, server))
+}
+
+/// Longest piece of the tables in one PMI value (PMI-1 values hold 1024 bytes).
+const PMI_CHUNK: usize = 960;
+
+fn impi_route(
+    tables: &GlobalTables,
+    layout: &WorldLayout,
+    links: Vec<crate::route::impi::HostLink>,
+    me: u32,
+    server: Option<ServerLink>,
+) -> MpiResult<ImpiJoined> {
+    let procs: Vec<Proc> = tables
+        .procs()
+        .map(|p| Proc {
+            hostid: p.id,
+            pid: p.pid,
+        })
+        .collect();
+    let my_client = layout.client_of[me as usize];
+    let remote: Vec<u32> = (0..procs.len() as u32)
+        .filter(|&w| layout.client_of[w as usize] != my_client)
+        .collect();
+    let link_of = (0..procs.len())
+        .map(|w| {
+            links
+                .iter()
+                .position(|l| l.host == layout.host_of[w] && layout.client_of[w] != my_client)
+        })
+        .collect();
+    let flow = FlowParams::from_tables(tables).map_err(|e| io_err("IMPI flow control", e))?;
+    let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow);
+    let route = ImpiRoute::new(links, link_of, tr).map_err(|e| io_err("IMPI", e))?;
+    let all_crossmpi = tables
+        .clients
+        .iter()
+        .all(|c| c.versions.contains(&impi_startup::CROSSMPI_VERSION));
+    let coll = ImpiColl {
+        maxlinear: tables.coll_maxlinear().map_err(|e| io_err("IMPI", e))? as usize,
+        xsize: tables.coll_xsize().map_err(|e| io_err("IMPI", e))? as u64,
+        all_crossmpi,
+    };
+    Ok(ImpiJoined {
+        route,
+        server,
+        coll,
+        host_of: layout.host_of.clone(),
+        tag_ub: tables.tag_ub(),
     })
 }
 

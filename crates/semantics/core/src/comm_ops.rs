@@ -119,7 +119,13 @@ fn agree_context(function: &str, parent: CommId) -> MpiResult<u64> {
 
 /// `per_world[w]` for every member of `group`, in group order.
 fn per_member(per_world: &[u32], group: &Group) -> Arc<Vec<u32>> {
-    Arc::new(group.members.iter().map(|&w| per_world[w as usize]).collect())
+    Arc::new(
+        group
+            .members
+            .iter()
+            .map(|&w| per_world[w as usize])
+            .collect(),
+    )
 }
 
 /// Inserts the communicator `group` forms with `context` (inheriting `parent`'s error

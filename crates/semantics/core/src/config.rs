@@ -36,6 +36,11 @@ pub struct Config {
     /// The site of every world rank, for a flat job that spans sites
     /// (`CROSSMPI_SITE_OF`, comma-separated site indices in rank order).
     pub site_of: Option<Vec<u32>>,
+    /// Port of the IMPI listening socket (`CROSSMPI_IMPI_PORT`, 0 = any).
+    pub impi_port: u16,
+    /// Seconds the cluster's agent waits for the IMPI server to complete startup, i.e.
+    /// for every other cluster to join (`CROSSMPI_IMPI_JOIN_TIMEOUT`).
+    pub impi_join_timeout_s: u64,
 }
 
 /// Parses `CROSSMPI_SITE_OF`; a malformed value is reported and ignored.
@@ -45,7 +50,9 @@ fn site_list() -> Option<Vec<u32>> {
     match parsed {
         Ok(sites) => Some(sites),
         Err(_) => {
-            eprintln!("crossmpi: ignoring CROSSMPI_SITE_OF={v:?}: expected site indices like 0,0,1,1");
+            eprintln!(
+                "crossmpi: ignoring CROSSMPI_SITE_OF={v:?}: expected site indices like 0,0,1,1"
+            );
             None
         }
     }
@@ -85,6 +92,8 @@ impl Config {
             tcp_port: env("CROSSMPI_TCP_PORT", 0),
             connect_timeout_s: env("CROSSMPI_CONNECT_TIMEOUT", 30),
             site_of: site_list(),
+            impi_port: env("CROSSMPI_IMPI_PORT", 0),
+            impi_join_timeout_s: env("CROSSMPI_IMPI_JOIN_TIMEOUT", 600),
         }
     }
 }

@@ -32,6 +32,8 @@ pub enum Route {
         local: usize,
     },
     Tcp,
+    /// IMPI packets, to a rank of another IMPI client (cluster).
+    Impi,
 }
 
 /// Where a queued frame's payload comes from.
@@ -154,6 +156,8 @@ pub struct State {
     /// Largest eager message per route kind.
     pub shm_eager: u64,
     pub tcp_eager: u64,
+    /// IMPI's short-message limit: the negotiated data bytes per packet.
+    pub impi_eager: u64,
     /// Messages at least this long may be pulled with cross-memory attach.
     pub cma_min: u64,
     /// Requests that completed and were freed by the user (`MPI_Request_free`).
@@ -179,6 +183,7 @@ impl State {
             eager_credit,
             shm_eager: 0,
             tcp_eager: 0,
+            impi_eager: 0,
             cma_min: u64::MAX,
             orphaned: Vec::new(),
         }
@@ -207,7 +212,10 @@ impl State {
     fn consumed(&mut self, from: u32, len: u64) {
         let peer = &mut self.peers[from as usize];
         peer.credit_owed += credit_cost(len);
-        if peer.credit_owed >= self.eager_credit / 4 && peer.route != Route::Local {
+        // IMPI peers are paced by IMPI's own per-pair counters, not by credit.
+        if peer.credit_owed >= self.eager_credit / 4
+            && !matches!(peer.route, Route::Local | Route::Impi)
+        {
             self.queue_control(from, Frame::Credit);
         }
     }
@@ -226,6 +234,7 @@ impl State {
             Route::Local => u64::MAX,
             Route::Shm { .. } => self.shm_eager,
             Route::Tcp => self.tcp_eager,
+            Route::Impi => self.impi_eager,
         }
     }
 

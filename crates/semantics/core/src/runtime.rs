@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::progress::{self, WaitPolicy, Waiter};
 use crate::proto::{Route, State};
+use crate::route::impi::ImpiRoute;
 use crate::route::shm::ShmRoute;
 use crate::route::tcp::TcpRoute;
 use crate::slab::Slab;
@@ -26,6 +27,13 @@ pub struct Runtime {
     pub st: State,
     pub shm: Option<ShmRoute>,
     pub tcp: Option<TcpRoute>,
+    pub impi: Option<ImpiRoute>,
+    /// The IMPI server connection, on the agent of each cluster of an IMPI job.
+    impi_server: Option<crate::route::impi::startup::ServerLink>,
+    /// IMPI host index of every world rank (an IMPI job), else the node index.
+    pub host_of: Arc<Vec<u32>>,
+    /// `MPI_TAG_UB`: the largest tag every cluster accepts.
+    pub tag_ub: i32,
     pub pmi: Option<Client>,
     pub comms: Slab<Comm>,
     pub world: CommId,
@@ -203,10 +211,32 @@ pub fn finalize(function: &str) -> MpiResult<()> {
     wait_for(function, |rt| {
         rt.st.peers.iter().all(|p| p.queue.is_empty()).then_some(())
     })?;
+    // IMPI: FINI on every host connection, then the cluster's agent tells the server
+    // once every rank of the cluster is through (a PMI fence).
+    with(function, |rt| {
+        if let Some(impi) = rt.impi.as_mut() {
+            impi.send_fini();
+        }
+        Ok(())
+    })?;
+    wait_for(function, |rt| {
+        rt.impi.as_ref().is_none_or(|i| i.finished()).then_some(())
+    })?;
     let mut guard = lock();
     let mut rt = guard.take().ok_or_else(|| not_initialized(function))?;
     PHASE.store(FINALIZED, Ordering::Release);
     drop(guard);
+    if rt.impi.is_some() {
+        if let Some(pmi) = rt.pmi.as_mut() {
+            pmi.fence()
+                .map_err(|e| MpiError::context(ErrorClass::Other, function, format!("PMI: {e}")))?;
+        }
+        if let Some(server) = rt.impi_server.take() {
+            server
+                .fini()
+                .map_err(|e| MpiError::context(ErrorClass::Other, function, e))?;
+        }
+    }
     if let Some(pmi) = rt.pmi.as_mut() {
         pmi.finalize()
             .map_err(|e| MpiError::context(ErrorClass::Other, function, format!("PMI: {e}")))?;
@@ -239,12 +269,20 @@ impl Runtime {
             pids,
             shm,
             tcp,
+            impi,
             appnum,
             universe_size,
         } = boot;
         let mut st = State::new(rank, peers, cfg.eager_credit);
         st.pids = pids;
         st.tcp_eager = cfg.tcp_eager;
+        let (impi, impi_server, impi_coll, host_of, tag_ub) = match impi {
+            Some(j) => {
+                st.impi_eager = j.route.tr.max_data;
+                (Some(j.route), j.server, j.coll, j.host_of, j.tag_ub)
+            }
+            None => (None, None, ImpiColl::default(), node_of.clone(), i32::MAX),
+        };
         if let Some(s) = shm.as_ref() {
             st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;
         }
@@ -297,13 +335,17 @@ impl Runtime {
             st,
             shm,
             tcp,
+            impi,
+            impi_server,
+            host_of: Arc::new(host_of),
+            tag_ub,
             pmi,
             comms,
             world,
             self_comm,
             node_of,
             site_of,
-            impi_coll: ImpiColl::default(),
+            impi_coll,
             next_context: 4,
             thread_level,
             appnum,
@@ -321,6 +363,9 @@ impl Runtime {
         }
         if let Some(tcp) = self.tcp.as_mut() {
             any |= tcp.poll(&mut self.st);
+        }
+        if let Some(impi) = self.impi.as_mut() {
+            any |= impi.poll(&mut self.st);
         }
         any |= crate::coll::sched::progress(self);
         self.flush();
@@ -347,6 +392,11 @@ impl Runtime {
                         tcp.flush(&mut self.st, w as u32);
                     }
                 }
+                Route::Impi => {
+                    if let Some(impi) = self.impi.as_mut() {
+                        impi.flush(&mut self.st, w as u32);
+                    }
+                }
                 Route::Local => {}
             }
         }
@@ -360,6 +410,9 @@ impl Runtime {
             if let Some(tcp) = self.tcp.as_ref() {
                 tcp.clear_wakeups();
             }
+            if let Some(impi) = self.impi.as_ref() {
+                impi.clear_wakeups();
+            }
         }
     }
 
@@ -370,6 +423,9 @@ impl Runtime {
         }
         if let Some(tcp) = self.tcp.as_ref() {
             fds.push(tcp.wait_fd());
+        }
+        if let Some(impi) = self.impi.as_ref() {
+            fds.push(impi.wait_fd());
         }
         fds
     }

@@ -1,0 +1,370 @@
+//! crossmpi's frames to IMPI packets and back (sans-IO): the point-to-point protocols of
+//! `proto.rs` carried in IMPI's forms, so the matching engine stays one for every route.
+//!
+//! | crossmpi frame | IMPI packet(s) |
+//! |---|---|
+//! | `Eager` (standard / synchronous) | one `DATA` / `DATASYNC` with the whole message |
+//! | `Rts` (long message) | `DATASYNC` carrying the first `max_data` bytes, `pk_msglen` = total |
+//! | `Cts` (receiver matched it) | `SYNCACK` echoing `srqid`, with `drqid` = the receive |
+//! | `Data` (rest of a long message) | `DATA` packets of at most `max_data` bytes for `drqid` |
+//! | `SyncAck` | `SYNCACK` with `drqid` 0 |
+//! | `CancelReq` / `CancelReply` | `CANCEL` / `CANCELYES` or `CANCELNO` |
+//! | `Credit` | nothing: IMPI's ackmark/hiwater counters replace eager credit |
+//!
+//! A long message's first piece arrives before its receive is known, so it waits here
+//! until the receiver's `Cts` leaves, and is then handed to the receive as its first
+//! `Data`. A `SYNCACK` answers a long message when its `srqid` is a long send in flight,
+//! else a synchronous eager one. Continuation packets carry no offset: the receiver
+//! counts them in order (one TCP connection per host pair keeps them ordered).
+
+use crate::header::{Envelope, Frame, Head};
+use crossmpi_impi::flow::{FlowParams, RecvCounter, SendWindow};
+use crossmpi_impi::wire::packet::{PacketRepr, PacketType, Proc};
+use std::collections::{HashMap, HashSet};
+
+/// What an arriving packet means for the protocol state.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Hand this frame, with the packet's data, to the protocol state.
+    Frame { from: u32, head: Head },
+    /// Flow-control or shutdown traffic, handled here.
+    Nothing,
+    /// The peer host sent FINI: it sends nothing more on this connection.
+    Fini,
+}
+
+/// One packet to write: its header and the range of the frame's payload it carries.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outbound {
+    pub packet: PacketRepr,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// A long message arriving in continuation packets.
+struct LongIn {
+    next: u64,
+    msglen: u64,
+}
+
+pub struct Translator {
+    me: u32,
+    /// The IMPI identity of every world rank.
+    procs: Vec<Proc>,
+    world_of: HashMap<Proc, u32>,
+    pub max_data: u64,
+    seqnum: u64,
+    windows: HashMap<u32, SendWindow>,
+    counters: HashMap<u32, RecvCounter>,
+    /// Long sends of ours awaiting their SYNCACK: (destination, srqid).
+    long_sent: HashSet<(u32, u64)>,
+    /// First pieces of long messages whose receive is not yet known, with the message
+    /// length: (source, srqid).
+    first_pieces: HashMap<(u32, u64), (Vec<u8>, u64)>,
+    /// Long messages being received: (source, drqid).
+    long_in: HashMap<(u32, u64), LongIn>,
+    /// World ranks owed a PROTOACK.
+    pub acks_due: Vec<u32>,
+}
+
+impl Translator {
+    /// `procs`: the IMPI process identity of every world rank; `remote`: the world ranks
+    /// reached through IMPI.
+    pub fn new(
+        me: u32,
+        procs: Vec<Proc>,
+        remote: &[u32],
+        max_data: u32,
+        flow: FlowParams,
+    ) -> Translator {
+        let world_of = procs
+            .iter()
+            .enumerate()
+            .map(|(w, p)| (*p, w as u32))
+            .collect();
+        Translator {
+            me,
+            procs,
+            world_of,
+            max_data: max_data.max(1) as u64,
+            seqnum: 0,
+            windows: remote.iter().map(|&w| (w, SendWindow::new(flow))).collect(),
+            counters: remote
+                .iter()
+                .map(|&w| (w, RecvCounter::new(flow)))
+                .collect(),
+            long_sent: HashSet::new(),
+            first_pieces: HashMap::new(),
+            long_in: HashMap::new(),
+            acks_due: Vec::new(),
+        }
+    }
+
+    pub fn proc_of(&self, world: u32) -> Proc {
+        self.procs[world as usize]
+    }
+
+    fn packet(&mut self, ty: PacketType, to: u32) -> PacketRepr {
+        self.seqnum += 1;
+        let mut p = PacketRepr::control(ty, self.procs[self.me as usize], self.procs[to as usize]);
+        p.seqnum = self.seqnum;
+        p
+    }
+
+    fn data_packet(&mut self, ty: PacketType, to: u32, env: &Envelope, msglen: u64) -> PacketRepr {
+        let mut p = self.packet(ty, to);
+        p.msglen = msglen;
+        p.lsrank = env.src;
+        p.tag = env.tag;
+        p.cid = env.context;
+        p
+    }
+
+    /// The next packet of `frame` to `to`, whose payload is `payload_len` bytes of which
+    /// `done` are already sent (for `Data` frames: counted from the first byte after the
+    /// piece the `DATASYNC` carried). `None` when the frame is finished, or when the flow
+    /// control window to `to` is closed (`blocked` then says so).
+    pub fn next_packet(
+        &mut self,
+        to: u32,
+        frame: &Frame,
+        payload_len: u64,
+        done: u64,
+        blocked: &mut bool,
+    ) -> Option<Outbound> {
+        *blocked = false;
+        let control = |ty| -> Option<(PacketType, u64)> { Some((ty, 0)) };
+        let (ty, _) = match frame {
+            Frame::Eager { sync, .. } if done == 0 => control(if *sync {
+                PacketType::DataSync
+            } else {
+                PacketType::Data
+            }),
+            Frame::Rts { .. } if done == 0 => control(PacketType::DataSync),
+            Frame::Data { .. } if self.max_data + done < payload_len => control(PacketType::Data),
+            Frame::Cts { .. } | Frame::SyncAck { .. } if done == 0 => control(PacketType::SyncAck),
+            Frame::CancelReq { .. } if done == 0 => control(PacketType::Cancel),
+            Frame::CancelReply { cancelled, .. } if done == 0 => control(if *cancelled {
+                PacketType::CancelYes
+            } else {
+                PacketType::CancelNo
+            }),
+            _ => None,
+        }?;
+        if let Some(w) = self.windows.get(&to) {
+            if !w.can_send(ty) {
+                *blocked = true;
+                return None;
+            }
+        }
+        let out = match *frame {
+            Frame::Eager { env, msg, len, .. } => {
+                let mut p = self.data_packet(ty, to, &env, len);
+                p.srqid = msg;
+                p.data_len = len as u32;
+                Outbound {
+                    packet: p,
+                    offset: 0,
+                    len,
+                }
+            }
+            Frame::Rts { env, msg, len, .. } => {
+                let first = len.min(self.max_data);
+                let mut p = self.data_packet(ty, to, &env, len);
+                p.srqid = msg;
+                p.data_len = first as u32;
+                self.long_sent.insert((to, msg));
+                Outbound {
+                    packet: p,
+                    offset: 0,
+                    len: first,
+                }
+            }
+            Frame::Data { rreq, .. } => {
+                let offset = self.max_data + done;
+                let len = (payload_len - offset).min(self.max_data);
+                let mut p = self.packet(ty, to);
+                p.drqid = rreq;
+                p.msglen = payload_len;
+                p.data_len = len as u32;
+                Outbound {
+                    packet: p,
+                    offset,
+                    len,
+                }
+            }
+            Frame::Cts { msg, rreq } => {
+                let mut p = self.packet(ty, to);
+                p.srqid = msg;
+                p.drqid = rreq;
+                Outbound {
+                    packet: p,
+                    offset: 0,
+                    len: 0,
+                }
+            }
+            Frame::SyncAck { msg } | Frame::CancelReq { msg } => {
+                let mut p = self.packet(ty, to);
+                p.srqid = msg;
+                Outbound {
+                    packet: p,
+                    offset: 0,
+                    len: 0,
+                }
+            }
+            Frame::CancelReply { msg, cancelled } => {
+                if cancelled {
+                    self.first_pieces.remove(&(to, msg));
+                }
+                let mut p = self.packet(ty, to);
+                p.srqid = msg;
+                Outbound {
+                    packet: p,
+                    offset: 0,
+                    len: 0,
+                }
+            }
+            Frame::Fin { .. } | Frame::Credit => return None,
+        };
+        if let Some(w) = self.windows.get_mut(&to) {
+            // `can_send` was checked above, so this cannot fail.
+            let _ = w.on_sent(ty);
+        }
+        Some(out)
+    }
+
+    /// Bytes of a `Data` frame's payload that travel in `Data` packets (the rest went in
+    /// the `DATASYNC`).
+    pub fn streamed_len(&self, payload_len: u64) -> u64 {
+        payload_len.saturating_sub(self.max_data)
+    }
+
+    /// The receive `rreq` of world rank `from`'s long message `msg` was matched (its
+    /// `Cts` is leaving): its first piece, to deliver as the receive's first `Data`.
+    pub fn matched_long(&mut self, from: u32, msg: u64, rreq: u64) -> Vec<u8> {
+        let (piece, msglen) = self.first_pieces.remove(&(from, msg)).unwrap_or_default();
+        let next = piece.len() as u64;
+        if next < msglen {
+            self.long_in.insert((from, rreq), LongIn { next, msglen });
+        }
+        piece
+    }
+
+    /// A PROTOACK to `to`, which never waits for the window.
+    pub fn protoack(&mut self, to: u32) -> PacketRepr {
+        self.packet(PacketType::ProtoAck, to)
+    }
+
+    /// A FINI packet for a host connection (LAM/MPI's form: both ends `Proc::FINI`).
+    pub fn fini() -> PacketRepr {
+        PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI)
+    }
+
+    /// Interprets a packet that arrived from a host; `data` is its payload. An error
+    /// names the protocol rule the packet breaks.
+    pub fn arrive(&mut self, p: &PacketRepr, data: &[u8]) -> Result<Arrival, String> {
+        if p.ty == PacketType::Fini {
+            return Ok(Arrival::Fini);
+        }
+        let from = *self
+            .world_of
+            .get(&p.src)
+            .ok_or_else(|| format!("{:?} packet from an unknown process {:?}", p.ty, p.src))?;
+        if p.dest != self.procs[self.me as usize] {
+            return Err(format!(
+                "{:?} packet for another process {:?}",
+                p.ty, p.dest
+            ));
+        }
+        let counter = self
+            .counters
+            .get_mut(&from)
+            .ok_or_else(|| format!("{:?} packet from world rank {from}, not an IMPI peer", p.ty))?;
+        if counter.on_received(p.ty) {
+            self.acks_due.push(from);
+        }
+        let env = Envelope {
+            context: p.cid,
+            src: p.lsrank,
+            tag: p.tag,
+        };
+        let len = data.len() as u64;
+        let frame = match p.ty {
+            PacketType::ProtoAck => {
+                if let Some(w) = self.windows.get_mut(&from) {
+                    w.on_protoack().map_err(|e| e.to_string())?;
+                }
+                return Ok(Arrival::Nothing);
+            }
+            PacketType::Data | PacketType::DataSync if len == p.msglen => Frame::Eager {
+                env,
+                msg: p.srqid,
+                len,
+                sync: p.ty == PacketType::DataSync,
+            },
+            PacketType::DataSync => {
+                self.first_pieces
+                    .insert((from, p.srqid), (data.to_vec(), p.msglen));
+                Frame::Rts {
+                    env,
+                    msg: p.srqid,
+                    len: p.msglen,
+                    cma_addr: 0,
+                }
+            }
+            PacketType::Data => {
+                let key = (from, p.drqid);
+                let long = self.long_in.get_mut(&key).ok_or_else(|| {
+                    format!(
+                        "DATA continuation for unknown request {} ({} of {} bytes)",
+                        p.drqid, len, p.msglen
+                    )
+                })?;
+                if long.next + len > long.msglen {
+                    return Err(format!(
+                        "DATA continuation overruns request {}: {} + {len} > {}",
+                        p.drqid, long.next, long.msglen
+                    ));
+                }
+                let offset = long.next;
+                long.next += len;
+                if long.next == long.msglen {
+                    self.long_in.remove(&key);
+                }
+                Frame::Data {
+                    rreq: p.drqid,
+                    offset,
+                }
+            }
+            PacketType::SyncAck => {
+                if self.long_sent.remove(&(from, p.srqid)) {
+                    Frame::Cts {
+                        msg: p.srqid,
+                        rreq: p.drqid,
+                    }
+                } else {
+                    Frame::SyncAck { msg: p.srqid }
+                }
+            }
+            PacketType::Cancel => Frame::CancelReq { msg: p.srqid },
+            PacketType::CancelYes | PacketType::CancelNo => {
+                let cancelled = p.ty == PacketType::CancelYes;
+                if cancelled {
+                    self.long_sent.remove(&(from, p.srqid));
+                }
+                Frame::CancelReply {
+                    msg: p.srqid,
+                    cancelled,
+                }
+            }
+            PacketType::Fini => return Ok(Arrival::Fini),
+        };
+        Ok(Arrival::Frame {
+            from,
+            head: Head::new(frame),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,279 @@
+//! Two translators back to back (world ranks 0 and 1, each its own IMPI host): every
+//! crossmpi frame crosses as the IMPI packets the protocol notes prescribe and comes back
+//! as the same frame.
+
+use super::*;
+use crossmpi_impi::wire::addr::HostAddr;
+use std::net::{IpAddr, Ipv4Addr};
+
+const MAX: u32 = 100;
+
+fn proc_(i: u8) -> Proc {
+    Proc {
+        hostid: HostAddr::from_ip(IpAddr::V4(Ipv4Addr::new(10, 0, 0, i))),
+        pid: 1000 + i as i64,
+    }
+}
+
+fn pair(ackmark: u32, hiwater: u32) -> (Translator, Translator) {
+    let procs = vec![proc_(1), proc_(2)];
+    let flow = FlowParams::new(ackmark, hiwater).unwrap();
+    (
+        Translator::new(0, procs.clone(), &[1], MAX, flow),
+        Translator::new(1, procs, &[0], MAX, flow),
+    )
+}
+
+fn env() -> Envelope {
+    Envelope {
+        context: 4,
+        src: 0,
+        tag: 7,
+    }
+}
+
+/// Every packet of `frame` from `a` to world rank 1, with the payload ranges.
+fn packets(a: &mut Translator, frame: Frame, payload_len: u64) -> Vec<Outbound> {
+    let mut out = Vec::new();
+    let mut done = 0;
+    let mut blocked = false;
+    while let Some(o) = a.next_packet(1, &frame, payload_len, done, &mut blocked) {
+        done += o.len;
+        let stop = !matches!(frame, Frame::Data { .. });
+        out.push(o);
+        if stop {
+            break;
+        }
+    }
+    assert!(!blocked);
+    out
+}
+
+fn arrive(b: &mut Translator, o: &Outbound) -> Arrival {
+    // Through the wire format, as a host would see it.
+    let bytes = o.packet.emit();
+    let view = crossmpi_impi::wire::packet::PacketHeader::new_checked(&bytes[..]).unwrap();
+    let p = PacketRepr::parse(&view, MAX).unwrap();
+    b.arrive(&p, &vec![0xab; o.len as usize]).unwrap()
+}
+
+#[test]
+fn eager_messages_are_one_data_or_datasync_packet() {
+    let (mut a, mut b) = pair(10, 20);
+    for sync in [false, true] {
+        let frame = Frame::Eager {
+            env: env(),
+            msg: 5,
+            len: 60,
+            sync,
+        };
+        let out = packets(&mut a, frame, 60);
+        assert_eq!(out.len(), 1);
+        let p = &out[0].packet;
+        let ty = if sync {
+            PacketType::DataSync
+        } else {
+            PacketType::Data
+        };
+        assert_eq!((p.ty, p.data_len, p.msglen, p.srqid), (ty, 60, 60, 5));
+        assert_eq!((p.cid, p.tag, p.lsrank), (4, 7, 0));
+        assert_eq!((p.src, p.dest), (proc_(1), proc_(2)));
+        assert_eq!(
+            arrive(&mut b, &out[0]),
+            Arrival::Frame {
+                from: 0,
+                head: Head::new(frame)
+            }
+        );
+    }
+    // The synchronous-mode acknowledgement goes back as a SYNCACK with drqid 0.
+    let ack = Frame::SyncAck { msg: 5 };
+    let mut blocked = false;
+    let o = b.next_packet(0, &ack, 0, 0, &mut blocked).unwrap();
+    assert_eq!(
+        (o.packet.ty, o.packet.srqid, o.packet.drqid),
+        (PacketType::SyncAck, 5, 0)
+    );
+    let p = o.packet;
+    assert_eq!(
+        a.arrive(&p, &[]).unwrap(),
+        Arrival::Frame {
+            from: 1,
+            head: Head::new(ack)
+        }
+    );
+}
+
+#[test]
+fn long_messages_go_as_datasync_syncack_and_data_continuations() {
+    let (mut a, mut b) = pair(10, 20);
+    let len = 250;
+    let rts = Frame::Rts {
+        env: env(),
+        msg: 9,
+        len,
+        cma_addr: 0,
+    };
+    let first = packets(&mut a, rts, 0);
+    assert_eq!(first.len(), 1);
+    let p = &first[0].packet;
+    assert_eq!(
+        (p.ty, p.data_len, p.msglen),
+        (PacketType::DataSync, MAX, len)
+    );
+    assert_eq!((first[0].offset, first[0].len), (0, MAX as u64));
+    assert_eq!(
+        arrive(&mut b, &first[0]),
+        Arrival::Frame {
+            from: 0,
+            head: Head::new(rts)
+        }
+    );
+    // The receiver matches it with request 33: SYNCACK, and the first piece is handed over.
+    let cts = Frame::Cts { msg: 9, rreq: 33 };
+    let mut blocked = false;
+    let ack = b.next_packet(0, &cts, 0, 0, &mut blocked).unwrap();
+    assert_eq!(
+        (ack.packet.ty, ack.packet.srqid, ack.packet.drqid),
+        (PacketType::SyncAck, 9, 33)
+    );
+    assert_eq!(b.matched_long(0, 9, 33), vec![0xab; MAX as usize]);
+    assert_eq!(
+        a.arrive(&ack.packet, &[]).unwrap(),
+        Arrival::Frame {
+            from: 1,
+            head: Head::new(cts)
+        }
+    );
+    // The rest streams in DATA packets of at most MAX bytes, counted in order.
+    let data = Frame::Data {
+        rreq: 33,
+        offset: 0,
+    };
+    let rest = packets(&mut a, data, len);
+    let ranges: Vec<(u64, u64)> = rest.iter().map(|o| (o.offset, o.len)).collect();
+    assert_eq!(ranges, vec![(100, 100), (200, 50)]);
+    assert_eq!(a.streamed_len(len), 150);
+    let offsets: Vec<Arrival> = rest.iter().map(|o| arrive(&mut b, o)).collect();
+    assert_eq!(
+        offsets,
+        vec![
+            Arrival::Frame {
+                from: 0,
+                head: Head::new(Frame::Data {
+                    rreq: 33,
+                    offset: 100
+                })
+            },
+            Arrival::Frame {
+                from: 0,
+                head: Head::new(Frame::Data {
+                    rreq: 33,
+                    offset: 200
+                })
+            }
+        ]
+    );
+    // A further continuation for the finished request breaks the protocol.
+    let extra = &rest[1].packet;
+    let err = b.arrive(extra, &[0; 50]).unwrap_err();
+    assert!(err.contains("unknown request 33"), "{err}");
+}
+
+#[test]
+fn the_window_closes_at_hiwater_and_protoacks_reopen_it() {
+    let (mut a, mut b) = pair(2, 4);
+    let frame = Frame::Eager {
+        env: env(),
+        msg: 0,
+        len: 1,
+        sync: false,
+    };
+    let mut sent = Vec::new();
+    let mut blocked = false;
+    while let Some(o) = a.next_packet(1, &frame, 1, 0, &mut blocked) {
+        sent.push(o);
+    }
+    assert!(blocked);
+    assert_eq!(sent.len(), 4);
+    for o in &sent {
+        arrive(&mut b, o);
+    }
+    // Every second counted packet earns a PROTOACK.
+    assert_eq!(b.acks_due, vec![0, 0]);
+    for to in std::mem::take(&mut b.acks_due) {
+        let ack = b.protoack(to);
+        assert_eq!(a.arrive(&ack, &[]).unwrap(), Arrival::Nothing);
+    }
+    assert!(a.next_packet(1, &frame, 1, 0, &mut blocked).is_some());
+    // A PROTOACK beyond what is unacknowledged (1 packet) is a protocol error.
+    let ack = b.protoack(0);
+    assert!(a.arrive(&ack, &[]).unwrap_err().contains("PROTOACK"));
+}
+
+#[test]
+fn cancel_and_its_answers() {
+    let (mut a, mut b) = pair(10, 20);
+    let rts = Frame::Rts {
+        env: env(),
+        msg: 3,
+        len: 500,
+        cma_addr: 0,
+    };
+    arrive(&mut b, &packets(&mut a, rts, 0)[0]);
+    let req = Frame::CancelReq { msg: 3 };
+    let o = &packets(&mut a, req, 0)[0];
+    assert_eq!(o.packet.ty, PacketType::Cancel);
+    assert_eq!(
+        arrive(&mut b, o),
+        Arrival::Frame {
+            from: 0,
+            head: Head::new(req)
+        }
+    );
+    let yes = Frame::CancelReply {
+        msg: 3,
+        cancelled: true,
+    };
+    let mut blocked = false;
+    let o = b.next_packet(0, &yes, 0, 0, &mut blocked).unwrap();
+    assert_eq!(o.packet.ty, PacketType::CancelYes);
+    // The withdrawn message's first piece is gone.
+    assert!(b.matched_long(0, 3, 1).is_empty());
+    assert_eq!(
+        a.arrive(&o.packet, &[]).unwrap(),
+        Arrival::Frame {
+            from: 1,
+            head: Head::new(yes)
+        }
+    );
+}
+
+#[test]
+fn packets_from_strangers_or_for_others_are_refused() {
+    let (mut a, mut b) = pair(10, 20);
+    let frame = Frame::Eager {
+        env: env(),
+        msg: 1,
+        len: 0,
+        sync: false,
+    };
+    let mut o = packets(&mut a, frame, 0).remove(0);
+    o.packet.src = proc_(9);
+    assert!(b
+        .arrive(&o.packet, &[])
+        .unwrap_err()
+        .contains("unknown process"));
+    o.packet.src = proc_(1);
+    o.packet.dest = proc_(1);
+    assert!(b
+        .arrive(&o.packet, &[])
+        .unwrap_err()
+        .contains("another process"));
+    assert_eq!(b.arrive(&Translator::fini(), &[]).unwrap(), Arrival::Fini);
+    // Credit frames have no IMPI form.
+    let mut blocked = false;
+    assert!(a
+        .next_packet(1, &Frame::Credit, 0, 0, &mut blocked)
+        .is_none());
+}
