@@ -5,6 +5,16 @@
 #ifndef CROSSMPI_MPI_COMPAT_H
 #define CROSSMPI_MPI_COMPAT_H
 
+/* Multi-cluster jobs (IMPI). Attribute keys of every communicator, from the IMPI draft:
+ * how many IMPI clients (clusters) and hosts its processes span, and which of them the
+ * caller belongs to (0..SIZE-1, usable as a color for MPI_Comm_split). And a split type
+ * for MPI_Comm_split_type: the processes of the caller's cluster. */
+#define MPI_CLIENT_SIZE 520
+#define MPI_CLIENT_COLOR 521
+#define MPI_HOST_SIZE 522
+#define MPI_HOST_COLOR 523
+#define MPIX_COMM_TYPE_CLUSTER 230
+
 typedef int MPI_Fint;
 MPI_Fint MPI_Comm_c2f(MPI_Comm handle);
 MPI_Comm MPI_Comm_f2c(MPI_Fint handle);

@@ -263,7 +263,7 @@ fn comm_get(
     flag: *mut c_int,
 ) -> MpiResult<()> {
     let found = with_comm(function, comm, |rt, id| {
-        if let Some(p) = comm::predefined_attribute(rt, key) {
+        if let Some(p) = comm::predefined_attribute(rt, id, key) {
             return Ok(Some(p as usize));
         }
         Ok(rt.comm(function, id)?.attributes.get(&key).map(|a| a.0))

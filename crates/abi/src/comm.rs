@@ -80,11 +80,56 @@ static WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
 static APPNUM: AtomicI32 = AtomicI32::new(0);
 static LASTUSEDCODE: AtomicI32 = AtomicI32::new(0);
+static CLIENT_SIZE: AtomicI32 = AtomicI32::new(1);
+static CLIENT_COLOR: AtomicI32 = AtomicI32::new(0);
+static HOST_SIZE: AtomicI32 = AtomicI32::new(1);
+static HOST_COLOR: AtomicI32 = AtomicI32::new(0);
 
-/// The predefined attribute `keyval`, if it is one: a pointer to its value.
-pub fn predefined_attribute(rt: &Runtime, keyval: c_int) -> Option<*const AtomicI32> {
+/// The IMPI draft's client and host attributes (declared in mpi_compat.h; not part of
+/// the MPI-5.0 ABI, so their values lie outside its ranges).
+pub const MPI_CLIENT_SIZE: c_int = 520;
+pub const MPI_CLIENT_COLOR: c_int = 521;
+pub const MPI_HOST_SIZE: c_int = 522;
+pub const MPI_HOST_COLOR: c_int = 523;
+
+/// How many distinct values `of_member` has over the members, and the index of
+/// `mine` among them in ascending order: an IMPI size/color pair.
+fn size_and_color(of_member: impl Iterator<Item = u32>, mine: u32) -> (i32, i32) {
+    let mut distinct: Vec<u32> = of_member.collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let color = distinct.iter().position(|&v| v == mine).unwrap_or(0);
+    (distinct.len() as i32, color as i32)
+}
+
+/// The predefined attribute `keyval` of communicator `id`, if it is one: a pointer to
+/// its value. The client/host attributes depend on the communicator, so their cells hold
+/// the value of the latest query (read it before asking about another communicator).
+pub fn predefined_attribute(rt: &Runtime, id: CommId, keyval: c_int) -> Option<*const AtomicI32> {
+    if (MPI_CLIENT_SIZE..=MPI_HOST_COLOR).contains(&keyval) {
+        let c = rt.comms.get(id)?;
+        let me = c.group.members[c.rank] as usize;
+        let (per_world, size_cell, color_cell) = match keyval {
+            MPI_CLIENT_SIZE | MPI_CLIENT_COLOR => (&rt.site_of, &CLIENT_SIZE, &CLIENT_COLOR),
+            _ => (&rt.host_of, &HOST_SIZE, &HOST_COLOR),
+        };
+        let (size, color) = size_and_color(
+            c.group.members.iter().map(|&w| per_world[w as usize]),
+            per_world[me],
+        );
+        size_cell.store(size, Ordering::Relaxed);
+        color_cell.store(color, Ordering::Relaxed);
+        let cell = match keyval {
+            MPI_CLIENT_SIZE | MPI_HOST_SIZE => size_cell,
+            _ => color_cell,
+        };
+        return Some(cell as *const AtomicI32);
+    }
     let cell = match keyval {
-        k if k == MPI_TAG_UB => &TAG_UB,
+        k if k == MPI_TAG_UB => {
+            TAG_UB.store(rt.tag_ub, Ordering::Relaxed);
+            &TAG_UB
+        }
         k if k == MPI_HOST => &HOST,
         k if k == MPI_IO => &IO,
         k if k == MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,

@@ -64,6 +64,9 @@ fn compare(function: &str, a: usize, b: usize) -> MpiResult<c_int> {
     })
 }
 
+/// Split type of the processes of one cluster (declared in mpi_compat.h).
+pub const MPIX_COMM_TYPE_CLUSTER: c_int = 230;
+
 export! {
     fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: usize, info: usize, newcomm: *mut usize) -> c_int {
         let f = "MPI_Comm_dup_with_info";
@@ -116,7 +119,8 @@ export! {
     /// `MPI_COMM_TYPE_SHARED`, `MPI_COMM_TYPE_HW_GUIDED` and `MPI_COMM_TYPE_HW_UNGUIDED`
     /// all give the node's processes: the node is the only hardware level crossmpi
     /// knows, and it is the level shared memory spans. `MPI_COMM_TYPE_RESOURCE_GUIDED`
-    /// (MPI 4.1) likewise.
+    /// (MPI 4.1) likewise. `MPIX_COMM_TYPE_CLUSTER` (crossmpi) gives the processes of the
+    /// caller's cluster: its IMPI client, or its site in a flat job (`CROSSMPI_SITE_OF`).
     fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: usize, split_type: c_int, key: c_int, info: usize, newcomm: *mut usize) -> c_int {
         let f = "MPI_Comm_split_type";
         call(Scope::Comm(comm), || {
@@ -128,7 +132,8 @@ export! {
                     || t == MPI_COMM_TYPE_HW_GUIDED
                     || t == MPI_COMM_TYPE_HW_UNGUIDED
                     || t == MPI_COMM_TYPE_RESOURCE_GUIDED => comm_ops::split_shared(f, id, key)?,
-                t => return Err(MpiError::arg(ErrorClass::Arg, f, "split_type", t, "not MPI_COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED or MPI_UNDEFINED")),
+                t if t == MPIX_COMM_TYPE_CLUSTER => comm_ops::split_site(f, id, key)?,
+                t => return Err(MpiError::arg(ErrorClass::Arg, f, "split_type", t, "not MPI_COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED, MPIX_COMM_TYPE_CLUSTER or MPI_UNDEFINED")),
             };
             out(f, "newcomm", newcomm, handle(f, new)?)
         })

@@ -437,11 +437,13 @@ export! {
         let f = "MPI_Sendrecv_replace";
         call(Scope::Comm(comm), || {
             let b = buffer(f, buf, count as i64, datatype)?;
-            let mut packed = vec![0u8; b.bytes() as usize];
-            b.pack_into(0, &mut packed);
+            // The send goes from a copy of the memory the data spans, with the same
+            // datatype, so a conversion on the way (to another cluster) still sees types.
+            let (mem, origin) = b.read();
+            let span = mem.to_vec();
+            let copy = crossmpi_core::userbuf::UserBuf::new(span.as_ptr() as usize + origin, b.count, b.dtype.clone());
             let capacity = b.bytes();
             let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
-            let copy = crossmpi_core::userbuf::bytes(packed.as_ptr() as usize, packed.len());
             let s = with_comm(f, comm, |rt, id| rt.isend(f, id, copy, dest, sendtag, SendMode::Standard))?;
             p2p::wait(f, s)?;
             let st = p2p::wait(f, r)?;

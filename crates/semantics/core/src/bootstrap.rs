@@ -47,6 +47,8 @@ pub struct ImpiJoined {
     /// IMPI host index of every world rank.
     pub host_of: Vec<u32>,
     pub tag_ub: i32,
+    /// User data crosses clusters in external32 (see `impi_startup::external32_needed`).
+    pub external32: bool,
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -388,7 +390,14 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
                 jc.timeout,
             )
             .map_err(|e| io_err("IMPI", e))?;
-            let joined = impi_route(&tables, &layout, links, me, server)?;
+            let joined = impi_route(
+                &tables,
+                &layout,
+                links,
+                me,
+                server,
+                cfg.impi_external32.clone(),
+            )?;
             (
                 node_of,
                 layout.client_of,
@@ -522,6 +531,7 @@ fn impi_route(
     links: Vec<crate::route::impi::HostLink>,
     me: u32,
     server: Option<ServerLink>,
+    external32_setting: String,
 ) -> MpiResult<ImpiJoined> {
     let procs: Vec<Proc> = tables
         .procs()
@@ -544,10 +554,8 @@ fn impi_route(
     let flow = FlowParams::from_tables(tables).map_err(|e| io_err("IMPI flow control", e))?;
     let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow);
     let route = ImpiRoute::new(links, link_of, tr).map_err(|e| io_err("IMPI", e))?;
-    let all_crossmpi = tables
-        .clients
-        .iter()
-        .all(|c| c.versions.contains(&impi_startup::CROSSMPI_VERSION));
+    let all_crossmpi = impi_startup::all_crossmpi(tables);
+    let external32 = impi_startup::external32_needed(tables, &external32_setting);
     let coll = ImpiColl {
         maxlinear: tables.coll_maxlinear().map_err(|e| io_err("IMPI", e))? as usize,
         xsize: tables.coll_xsize().map_err(|e| io_err("IMPI", e))? as u64,
@@ -557,6 +565,7 @@ fn impi_route(
         route,
         server,
         coll,
+        external32,
         host_of: layout.host_of.clone(),
         tag_ub: tables.tag_ub(),
     })

@@ -219,6 +219,15 @@ pub fn split_shared(function: &str, comm: CommId, key: i32) -> MpiResult<Option<
     split(function, comm, node as i32, key)
 }
 
+/// `MPI_Comm_split_type(MPIX_COMM_TYPE_CLUSTER)`: one communicator per site (IMPI client).
+pub fn split_site(function: &str, comm: CommId, key: i32) -> MpiResult<Option<CommId>> {
+    let site = runtime::with(function, |rt| {
+        let c = rt.comm(function, comm)?;
+        Ok(c.sites[c.rank])
+    })?;
+    split(function, comm, site as i32, key)
+}
+
 pub(crate) fn check_intra(function: &str, comm: CommId) -> MpiResult<()> {
     runtime::with(function, |rt| {
         if rt.comm(function, comm)?.is_inter() {

@@ -41,6 +41,10 @@ pub struct Config {
     /// Seconds the cluster's agent waits for the IMPI server to complete startup, i.e.
     /// for every other cluster to join (`CROSSMPI_IMPI_JOIN_TIMEOUT`).
     pub impi_join_timeout_s: u64,
+    /// `auto` (default): user data crosses clusters in external32 unless every client is
+    /// crossmpi with the same native representation; `always`: always
+    /// (`CROSSMPI_IMPI_EXTERNAL32`).
+    pub impi_external32: String,
 }
 
 /// Parses `CROSSMPI_SITE_OF`; a malformed value is reported and ignored.
@@ -94,6 +98,16 @@ impl Config {
             site_of: site_list(),
             impi_port: env("CROSSMPI_IMPI_PORT", 0),
             impi_join_timeout_s: env("CROSSMPI_IMPI_JOIN_TIMEOUT", 600),
+            impi_external32: match std::env::var("CROSSMPI_IMPI_EXTERNAL32").as_deref() {
+                Ok("always") => "always".into(),
+                Ok("auto") | Err(_) => "auto".into(),
+                Ok(other) => {
+                    eprintln!(
+                        "crossmpi: ignoring CROSSMPI_IMPI_EXTERNAL32={other:?}: use auto or always"
+                    );
+                    "auto".into()
+                }
+            },
         }
     }
 }

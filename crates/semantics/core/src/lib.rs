@@ -12,6 +12,7 @@ pub mod comm;
 pub mod comm_ops;
 pub mod config;
 pub mod error;
+pub mod external;
 pub mod group;
 pub mod header;
 pub mod intercomm;

@@ -362,6 +362,7 @@ impl Runtime {
                 source: message.source,
                 tag: message.tag,
                 state: crate::request::RecvState::Posted,
+                staged: None,
             })));
         self.st.match_unexpected(req, message);
         self.flush();

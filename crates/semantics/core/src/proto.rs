@@ -158,6 +158,8 @@ pub struct State {
     pub tcp_eager: u64,
     /// IMPI's short-message limit: the negotiated data bytes per packet.
     pub impi_eager: u64,
+    /// User data to and from IMPI peers travels in external32.
+    pub impi_external32: bool,
     /// Messages at least this long may be pulled with cross-memory attach.
     pub cma_min: u64,
     /// Requests that completed and were freed by the user (`MPI_Request_free`).
@@ -184,6 +186,7 @@ impl State {
             shm_eager: 0,
             tcp_eager: 0,
             impi_eager: 0,
+            impi_external32: false,
             cma_min: u64::MAX,
             orphaned: Vec::new(),
         }
@@ -222,6 +225,12 @@ impl State {
 
     fn complete(&mut self, req: ReqId) {
         if let Some(r) = self.requests.get_mut(req) {
+            if let ReqKind::Recv(op) = &mut r.kind {
+                if let Some(s) = op.staged.take() {
+                    r.status.bytes = crate::external::unstage_recv(&s, r.status.bytes);
+                    op.buf = s.user;
+                }
+            }
             r.complete = true;
             if r.freed && !r.cancelling {
                 self.orphaned.push(req);
@@ -242,10 +251,22 @@ impl State {
 
     /// Starts a send to world rank `dest` with envelope `env`; returns its request.
     pub fn start_send(&mut self, buf: UserBuf, dest: u32, env: Envelope, mode: SendMode) -> ReqId {
+        let route = self.peers[dest as usize].route;
+        let convert = route == Route::Impi && self.impi_external32;
+        let (buf, staged) = if convert && crate::external::needs_conversion(&buf.dtype) {
+            match crate::external::stage_send(&buf) {
+                Ok(s) => (s.view(), Some(s)),
+                Err(e) => crate::fatal(&format!(
+                    "a message to rank {dest} (another cluster) cannot be converted to \
+                     external32 (MPI_ERR_CONVERSION): {e}"
+                )),
+            }
+        } else {
+            (buf, None)
+        };
         let len = buf.bytes();
         let msg = self.next_msg;
         self.next_msg += 1;
-        let route = self.peers[dest as usize].route;
         let req = self.requests.insert(Request::new(ReqKind::Send(SendOp {
             buf,
             dest,
@@ -254,6 +275,7 @@ impl State {
             msg,
             state: SendState::Queued,
             bsend_slot: None,
+            staged,
         })));
         {
             let c = &mut self.peers[dest as usize].counters;
@@ -430,6 +452,7 @@ impl State {
             source,
             tag,
             state: RecvState::Posted,
+            staged: None,
         })));
         match self.matching.take_unexpected(context, source, tag) {
             Some(u) => self.match_unexpected(req, u),
@@ -445,6 +468,7 @@ impl State {
 
     /// Receives an unexpected message into request `req` (also used by `MPI_Mrecv`).
     pub fn match_unexpected(&mut self, req: ReqId, u: Unexpected) {
+        self.stage_if_remote(req, u.from);
         let env = Envelope {
             context: u.context,
             src: u.source,
@@ -470,6 +494,25 @@ impl State {
             Held::Arriving { .. } => {
                 self.set_matched_status(req, env, u.len);
                 self.claimed.insert((u.from, u.msg), req);
+            }
+        }
+    }
+
+    /// A receive matched a message from world rank `from`: if that is a rank of another
+    /// cluster, its data arrives in external32 and lands in a staging buffer.
+    fn stage_if_remote(&mut self, req: ReqId, from: u32) {
+        if self.peers[from as usize].route != Route::Impi || !self.impi_external32 {
+            return;
+        }
+        if let Some(Request {
+            kind: ReqKind::Recv(r),
+            ..
+        }) = self.requests.get_mut(req)
+        {
+            if r.staged.is_none() && crate::external::needs_conversion(&r.buf.dtype) {
+                let s = crate::external::stage_recv(&r.buf);
+                r.buf = s.view();
+                r.staged = Some(s);
             }
         }
     }
@@ -591,6 +634,7 @@ impl State {
                 self.count_received(from, len);
                 match self.matching.take_posted(env.context, env.src, env.tag) {
                     Some(req) => {
+                        self.stage_if_remote(req, from);
                         self.set_matched_status(req, env, len);
                         let dense = len <= self.recv_capacity(req)
                             && matches!(self.requests.get(req).map(|r| &r.kind), Some(ReqKind::Recv(r)) if r.buf.is_contiguous());
@@ -637,7 +681,10 @@ impl State {
             } => {
                 self.count_received(from, len);
                 match self.matching.take_posted(env.context, env.src, env.tag) {
-                    Some(req) => self.start_rendezvous(req, from, env, msg, len, cma_addr),
+                    Some(req) => {
+                        self.stage_if_remote(req, from);
+                        self.start_rendezvous(req, from, env, msg, len, cma_addr)
+                    }
                     None => self.matching.add_unexpected(Unexpected::new(
                         env,
                         len,

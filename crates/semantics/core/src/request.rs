@@ -64,6 +64,8 @@ pub struct SendOp {
     pub state: SendState,
     /// Offset into the attached buffer holding this buffered send's copy.
     pub bsend_slot: Option<usize>,
+    /// The external32 copy sent instead of `buf` to a rank of another cluster.
+    pub staged: Option<crate::external::Staged>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +85,8 @@ pub struct RecvOp {
     pub source: i32,
     pub tag: i32,
     pub state: RecvState,
+    /// Where a message from another cluster lands (external32) before conversion.
+    pub staged: Option<crate::external::Staged>,
 }
 
 /// A persistent request's recipe, restarted by `MPI_Start`.

@@ -279,6 +279,7 @@ impl Runtime {
         let (impi, impi_server, impi_coll, host_of, tag_ub) = match impi {
             Some(j) => {
                 st.impi_eager = j.route.tr.max_data;
+                st.impi_external32 = j.external32;
                 (Some(j.route), j.server, j.coll, j.host_of, j.tag_ub)
             }
             None => (None, None, ImpiColl::default(), node_of.clone(), i32::MAX),

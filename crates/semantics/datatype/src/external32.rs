@@ -261,11 +261,29 @@ impl Datatype {
         count: u64,
     ) -> Result<(), TypeError> {
         self.check_room("MPI_Unpack_external", "insize", input.len(), count)?;
+        self.unpack_external32_prefix(input, buf, origin, count);
+        Ok(())
+    }
+
+    /// Unpacks the basic elements `input` holds whole, a prefix of `count` elements in
+    /// external32 (a receive of a shorter message); returns the native bytes written.
+    pub fn unpack_external32_prefix(
+        &self,
+        input: &[u8],
+        buf: &mut [u8],
+        origin: usize,
+        count: u64,
+    ) -> u64 {
         let mut native = vec![0u8; CHUNK.min(self.packed_size(count) as usize)];
-        self.for_each_chunk(count, |native_at, ext_at, b, _, k| {
+        let mut written = 0;
+        // A step that finds its input exhausted ends the walk with this marker error.
+        let exhausted = || TypeError::new(ErrorKind::Truncate, "", "", "", "");
+        let _ = self.for_each_chunk(count, |native_at, ext_at, b, _, k| {
             let (size, ext) = (b.size() as usize, b.external32_size() as usize);
-            let chunk = &mut native[..k * size];
-            let input = &input[ext_at..ext_at + k * ext];
+            let have = input.len().saturating_sub(ext_at) / ext.max(1);
+            let n = k.min(have);
+            let chunk = &mut native[..n * size];
+            let input = &input[ext_at..ext_at + n * ext];
             for (from, to) in input.chunks_exact(ext).zip(chunk.chunks_exact_mut(size)) {
                 let (mut nat, mut xt) = (0, 0);
                 for (num, ns, xs) in parts(b).into_iter().flatten() {
@@ -275,7 +293,12 @@ impl Datatype {
                 }
             }
             self.unpack(chunk, buf, origin, count, native_at);
+            written = native_at + (n * size) as u64;
+            if n < k {
+                return Err(exhausted());
+            }
             Ok(())
-        })
+        });
+        written
     }
 }

@@ -28,11 +28,38 @@ use std::time::{Duration, Instant};
 
 /// The version crossmpi lists after IMPI 0.0: a client that lists it is crossmpi, so
 /// when every client does, crossmpi's own (WAN-aware) collective algorithms may be used.
-/// Other implementations pick the highest version both sides list, 0.0.
+/// Its minor number names the client's native data representation, so crossmpi clients
+/// of one representation may skip the external32 conversion. Other implementations pick
+/// the highest version both sides list, 0.0.
 pub const CROSSMPI_VERSION: Version = Version {
     major: 0x4358_4d50, // "CXMP"
-    minor: 1,
+    minor: native_representation(),
 };
+
+/// Byte order and pointer width: 1 + 2 * (pointer bytes) + (1 if big-endian). Type sizes
+/// of the C basic types follow from these on the platforms crossmpi runs on (LP64 or
+/// ILP32 Unix).
+const fn native_representation() -> u32 {
+    1 + 2 * std::mem::size_of::<usize>() as u32 + cfg!(target_endian = "big") as u32
+}
+
+/// Whether user data must cross in external32: unless every client is crossmpi with
+/// this client's representation, or `CROSSMPI_IMPI_EXTERNAL32=always` asks for it.
+pub fn external32_needed(tables: &GlobalTables, setting: &str) -> bool {
+    setting == "always"
+        || !tables
+            .clients
+            .iter()
+            .all(|c| c.versions.contains(&CROSSMPI_VERSION))
+}
+
+/// True when every client lists crossmpi's version (of any representation).
+pub fn all_crossmpi(tables: &GlobalTables) -> bool {
+    tables
+        .clients
+        .iter()
+        .all(|c| c.versions.iter().any(|v| v.major == CROSSMPI_VERSION.major))
+}
 
 /// Where this cluster joins: `CROSSMPI_IMPI_CLIENT` and `CROSSMPI_IMPI_SERVER`, which
 /// `mpirun -client RANK ADDR:PORT` sets.
@@ -447,6 +474,17 @@ mod tests {
             (3, 3, 500)
         );
         assert!(back.clients[1].versions.contains(&CROSSMPI_VERSION));
+        assert!(all_crossmpi(&back));
+        assert!(!external32_needed(&back, "auto"));
+        assert!(external32_needed(&back, "always"));
+        let mut foreign = back.clone();
+        foreign.clients[1].versions = vec![Version::default()];
+        assert!(!all_crossmpi(&foreign));
+        assert!(external32_needed(&foreign, "auto"));
+        let mut other_rep = back;
+        other_rep.clients[1].versions[1].minor += 1;
+        assert!(all_crossmpi(&other_rep));
+        assert!(external32_needed(&other_rep, "auto"));
         assert!(tables_from_text("2/zz").is_err());
         assert!(tables_from_text("x").is_err());
     }
