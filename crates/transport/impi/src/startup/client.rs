@@ -209,9 +209,10 @@ impl Client {
             State::AwaitSize => Error::Invalid {
                 what: "IMPI server",
                 reason: format!(
-                    "closed the connection after this client registered as rank {rank}: the \
-                     key may be wrong, or rank {rank} is already taken or not below the \
-                     server's client count (see the server's log)"
+                    "closed the connection after this client registered as rank {rank}: \
+                     another client did not join before the server's timeout, or the key \
+                     is wrong, or rank {rank} is already taken or not below the server's \
+                     client count (see the server's log)"
                 ),
             },
             State::Collecting | State::AwaitDone => Error::Invalid {

@@ -166,7 +166,7 @@ fn wrong_key_drops_only_that_connection() {
     assert_eq!(s.phase(), Phase::Joining, "the job goes on");
     s.handle_close(conn);
     let e = clients[0].1.handle_close();
-    assert!(e.to_string().contains("key may be wrong"), "{e}");
+    assert!(e.to_string().contains("the key is wrong"), "{e}");
 }
 
 #[test]
