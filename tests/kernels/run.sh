@@ -6,7 +6,8 @@
 #   tests/kernels/run.sh PREFIX [shm] [tcp]          against crossmpi installed in PREFIX
 #   tests/kernels/run.sh --peer openmpi [shm] [tcp]  validation against Debian's Open MPI
 #
-# Modes: shm (default transports) and tcp (TCP only); default: both.
+# Modes: shm (default transports), tcp (TCP only) and impi (each run split into 1-3
+# clusters joined by an IMPI server on loopback, tests/mpi/impi-run.sh); default: shm tcp.
 # KERNELS="cg fft3d" runs only those kernels (both languages); KERNEL_TIMEOUT (default
 # 60 s) bounds every run. A run passes when it exits 0 and rank 0 printed
 # "OK <kernel>"; each kernel checks its own numerical answer and aborts otherwise.
@@ -35,7 +36,9 @@ else
 fi
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(shm tcp)
-for m in "${modes[@]}"; do [ "$m" = shm ] || [ "$m" = tcp ] || usage; done
+for m in "${modes[@]}"; do
+  [ "$m" = shm ] || [ "$m" = tcp ] || { [ "$m" = impi ] && [ -z "$peer" ]; } || usage
+done
 timeout_s=${KERNEL_TIMEOUT:-60}
 build=$root/build/tests/kernels/${peer:-crossmpi}
 mkdir -p "$build"
@@ -52,8 +55,10 @@ run_kernel() { # LANG NAME BINARY RANKS MODE
   local label="$lang/$name n=$n $mode" out="$build/$lang-$name.n$n.$mode.out"
   local env=() extra=()
   [ "$mode" = tcp ] && env=("${tcp_env[@]}") && extra=("${tcp_launch[@]}")
+  local run=("${launch[@]}")
+  [ "$mode" = impi ] && run=("$root/tests/mpi/impi-run.sh" "$prefix")
   local t0=$EPOCHREALTIME rc
-  env "${env[@]}" timeout -k 5 "$timeout_s" "${launch[@]}" "${extra[@]}" -n "$n" "$bin" \
+  env "${env[@]}" timeout -k 5 "$timeout_s" "${run[@]}" "${extra[@]}" -n "$n" "$bin" \
     >"$out" 2>&1 </dev/null
   rc=$?
   local elapsed

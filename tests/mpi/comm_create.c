@@ -1,4 +1,5 @@
 // ranks: 1 2 3 4 6 8
+// impi: skip asserts that every rank shares one node (MPI_COMM_TYPE_SHARED spans no cluster boundary)
 /* Communicator creation: Comm_create (one group, and disjoint groups), Comm_create_group
  * (called by the members only), Comm_compare, Comm_split_type(SHARED), Comm_dup_with_info
  * and Comm_set_info/get_info, Comm_idup; each new communicator carries p2p traffic. */

@@ -4,7 +4,8 @@
 #   tests/mpi/run.sh PREFIX [MODE...]          against crossmpi installed in PREFIX
 #   tests/mpi/run.sh --peer openmpi [MODE...]  validation against Debian's Open MPI
 #
-# MODE is shm (default environment) or tcp (TCP only); default: shm tcp.
+# MODE is shm (default environment), tcp (TCP only) or impi (every run split into 1-3
+# clusters joined by an IMPI server on loopback: tests/mpi/impi-run.sh); default: shm tcp.
 # MPI_TESTS="probe cancel" runs only those programs; MPI_TEST_TIMEOUT (default 120 s)
 # bounds every run.
 #
@@ -17,6 +18,7 @@
 #                                          job, output~"REGEX" (extended regex over stdout
 #                                          and stderr, repeatable)
 #   // expect-crossmpi: output~"dest"      further expectations on crossmpi only
+#   // impi: skip REASON                   not run in impi mode (REASON says why)
 # A program exits 77 when the MPI lacks a feature of a newer standard; that counts as
 # skipped in peer mode only (crossmpi implements MPI 5.0, so there it is a failure).
 # Output: one line per run, then exactly "N passed, N failed".
@@ -44,7 +46,9 @@ else
 fi
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(shm tcp)
-for m in "${modes[@]}"; do [ "$m" = shm ] || [ "$m" = tcp ] || usage; done
+for m in "${modes[@]}"; do
+  [ "$m" = shm ] || [ "$m" = tcp ] || { [ "$m" = impi ] && [ -z "$peer" ]; } || usage
+done
 timeout_s=${MPI_TEST_TIMEOUT:-120}
 mkdir -p "$build"
 
@@ -84,8 +88,10 @@ run_one() { # NAME BINARY RANKS MODE ARG SPEC
     if [ -n "$peer" ]; then extra=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo)
     else env=(CROSSMPI_TRANSPORT=tcp); fi
   fi
+  local run=("${launch[@]}")
+  [ "$mode" = impi ] && run=("$here/impi-run.sh" "$prefix")
   local t0=$EPOCHREALTIME rc
-  env "${env[@]}" timeout -k 5 "$timeout_s" "${launch[@]}" "${extra[@]}" -n "$n" "$bin" ${arg:+"$arg"} >"$out" 2>&1 </dev/null
+  env "${env[@]}" timeout -k 5 "$timeout_s" "${run[@]}" "${extra[@]}" -n "$n" "$bin" ${arg:+"$arg"} >"$out" 2>&1 </dev/null
   rc=$?
   local elapsed
   elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.2f", b - a}')
@@ -120,6 +126,9 @@ for src in "$here"/*.c; do
     continue
   fi
   for mode in "${modes[@]}"; do
+    if [ "$mode" = impi ] && [ -n "$(field "$src" impi)" ]; then
+      report SKIP "$name impi" "$(field "$src" impi)"; continue
+    fi
     for n in $ranks; do
       for arg in "${args[@]}"; do run_one "$name" "$build/$name" "$n" "$mode" "$arg" "$spec"; done
     done

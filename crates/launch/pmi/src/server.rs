@@ -131,6 +131,11 @@ impl Server {
     }
 
     /// The rank bound to a connection, if known.
+    /// A value some rank published (committed at a fence), if any.
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.kvs.get(key).map(String::as_str)
+    }
+
     pub fn rank_of(&self, conn: ConnId) -> Option<usize> {
         self.conns.get(&conn).and_then(|c| c.rank)
     }

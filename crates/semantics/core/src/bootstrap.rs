@@ -489,6 +489,12 @@ fn join_clusters(
             .collect();
         pmi.put("cmpi-impi-tables", &chunks.len().to_string())
             .map_err(pmi_err)?;
+        // For the launcher's messages: where this cluster's ranks start in the world.
+        pmi.put(
+            "cmpi-impi-base",
+            &tables.first_rank(jc.client as usize).to_string(),
+        )
+        .map_err(pmi_err)?;
         for (i, c) in chunks.iter().enumerate() {
             pmi.put(&format!("cmpi-impi-tables-{i}"), c)
                 .map_err(pmi_err)?;

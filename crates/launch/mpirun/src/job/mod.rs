@@ -400,10 +400,20 @@ impl Job {
             }
             let r = &self.ranks[rank];
             let host = &self.plans[rank].host;
+            // In a multi-cluster (IMPI) job the ranks publish where this cluster's
+            // ranks start in MPI_COMM_WORLD; name the rank as the program knows it.
+            let name = match self
+                .server
+                .value("cmpi-impi-base")
+                .and_then(|b| b.parse::<usize>().ok())
+            {
+                Some(base) => format!("rank {} (this cluster's rank {rank})", base + rank),
+                None => format!("rank {rank}"),
+            };
             let who = if self.plans[rank].local {
-                format!("rank {rank} (pid {pid} on {host})")
+                format!("{name} (pid {pid} on {host})")
             } else {
-                format!("rank {rank} (launch agent pid {pid} for {host})")
+                format!("{name} (launch agent pid {pid} for {host})")
             };
             if let Some(signal) = status.signal() {
                 self.fail(
