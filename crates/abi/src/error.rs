@@ -311,8 +311,9 @@ fn handler_for(scope: Scope) -> (usize, usize) {
 /// Ends the job for an error under `MPI_ERRORS_ARE_FATAL`/`MPI_ERRORS_ABORT`.
 pub fn fatal(e: &MpiError) -> ! {
     // Before MPI_Init completes the launcher's rank is all there is to name.
-    let rank = runtime::with("", |rt| Ok(rt.rank.to_string()))
-        .unwrap_or_else(|_| std::env::var("PMI_RANK").map_or("?".into(), |r| format!("{r} (launcher rank)")));
+    let rank = runtime::with("", |rt| Ok(rt.rank.to_string())).unwrap_or_else(|_| {
+        std::env::var("PMI_RANK").map_or("?".into(), |r| format!("{r} (launcher rank)"))
+    });
     runtime::abort(
         e.class.code(),
         &format!("crossmpi: rank {rank}: MPI_ERRORS_ARE_FATAL: {}", e.message),
