@@ -1,7 +1,9 @@
 //! Pack/unpack throughput of the datatype engine, printed in GB/s of packed data.
 //! Run: cargo run --release -p crossmpi-datatype --example pack_bench
-//! Cases: contiguous, vectors with 8 B / 64 B / 1 KiB blocks, an irregular indexed type,
-//! and the 8 B vector packed in 64 KiB fragments (the pipelined large-message path).
+//! Cases: contiguous; vector(N,1,2,double), vector(N,4,8,double) and vectors with 64 B /
+//! 1 KiB blocks; a matrix column; an irregular indexed type; a struct {int; double; char}
+//! counted N times; each also packed in 64 KiB fragments (the pipelined large-message
+//! path), and a small vector(64,1,2,double) packed whole many times (per-call cost).
 
 use crossmpi_datatype::{Basic, Datatype};
 use std::hint::black_box;
@@ -52,12 +54,14 @@ fn main() {
         &Datatype::contiguous(PACKED, &byte).unwrap(),
         1,
     );
-    for block in [8u64, 64, 1024] {
-        // Blocks of `block` bytes, every other block skipped.
-        let t =
-            Datatype::vector(PACKED / block, block / 8, 2 * (block / 8) as i64, &double).unwrap();
-        bench(&format!("vector, {block} B blocks"), &t, 1);
+    for (blocklen, stride) in [(1u64, 2i64), (4, 8), (8, 16), (128, 256)] {
+        let t = Datatype::vector(PACKED / 8 / blocklen, blocklen, stride, &double).unwrap();
+        bench(&format!("vector(N,{blocklen},{stride},double)"), &t, 1);
     }
+    // Column 0 of a row-major matrix of 512 Ki rows of 16 doubles: 8 B of every 128 B
+    // (4 MiB packed from a 64 MiB matrix).
+    let column = Datatype::vector(1 << 19, 1, 16, &double).unwrap();
+    bench("column of 512Ki x 16 doubles", &column, 1);
     // Irregular: block lengths 1..=16 ints and gaps 0..=15 ints from a fixed sequence.
     let mut state = 12345u64;
     let mut next = |n: u64| {
@@ -78,4 +82,27 @@ fn main() {
     let avg = 4.0 * total as f64 / bls.len() as f64;
     let t = Datatype::indexed(&bls, &displs, &int).unwrap();
     bench(&format!("indexed, avg {avg:.0} B blocks"), &t, 1);
+    // struct { int a; double b; char c; }: runs of 4 and 9 bytes per 24-byte element.
+    let char_ = Datatype::basic(Basic::Char);
+    let st = Datatype::structure(&[1, 1, 1], &[0, 8, 16], &[int, double.clone(), char_]).unwrap();
+    bench("struct {int;double;char}", &st, PACKED / st.size());
+    small(&Datatype::vector(64, 1, 2, &double).unwrap());
+}
+
+/// Packs a 512-byte vector whole, again and again: what a small message pays per call.
+fn small(t: &Datatype) {
+    let (_, hi) = t.span(1);
+    let buf = vec![1u8; hi as usize];
+    let mut packed = vec![0u8; t.packed_size(1) as usize];
+    let reps = 100_000;
+    let secs = best_secs(5, || {
+        for _ in 0..reps {
+            t.pack(black_box(&buf), 0, 1, 0, &mut packed);
+        }
+    });
+    println!(
+        "vector(64,1,2,double) whole    pack {:>6.2} GB/s   {:.0} ns per call",
+        (reps * packed.len()) as f64 / secs / 1e9,
+        secs / reps as f64 * 1e9
+    );
 }

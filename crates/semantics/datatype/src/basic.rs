@@ -23,19 +23,6 @@ pub(crate) enum Num {
     F128,
 }
 
-impl Num {
-    /// Bytes in memory.
-    pub(crate) fn size(self) -> usize {
-        match self {
-            Num::I8 | Num::U8 => 1,
-            Num::I16 | Num::U16 | Num::F16 => 2,
-            Num::I32 | Num::U32 | Num::F32 => 4,
-            Num::I64 | Num::U64 | Num::F64 => 8,
-            Num::I128 | Num::X87 | Num::F128 => 16,
-        }
-    }
-}
-
 /// The shape of one element: a scalar, a complex number (two scalars), or a
 /// value/index pair of MINLOC/MAXLOC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

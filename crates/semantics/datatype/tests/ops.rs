@@ -1,6 +1,9 @@
 //! Every predefined operator on every type it is defined for, with expected values
 //! computed here from an independent description of each type; undefined pairs rejected.
 
+mod common;
+
+use common::Rng;
 use crossmpi_datatype::op::{apply, is_defined, Op};
 use crossmpi_datatype::Basic;
 
@@ -91,21 +94,25 @@ fn run(op: Op, b: Basic, input: &[u8], inout: &[u8]) -> Vec<u8> {
 const A: [i64; 5] = [3, 0, 0, 7, 2];
 const B: [i64; 5] = [5, 3, 0, 0, 2];
 
-fn expected(op: Op) -> [i64; 5] {
-    let f = |g: fn(i64, i64) -> i64| std::array::from_fn(|i| g(A[i], B[i]));
+/// `a (op) b` on integers held exactly; wrapping where the type would wrap.
+fn combine(op: Op, a: i128, b: i128) -> i128 {
     match op {
-        Op::Sum => f(|a, b| a + b),
-        Op::Prod => f(|a, b| a * b),
-        Op::Min => f(|a, b| a.min(b)),
-        Op::Max => f(|a, b| a.max(b)),
-        Op::Band => f(|a, b| a & b),
-        Op::Bor => f(|a, b| a | b),
-        Op::Bxor => f(|a, b| a ^ b),
-        Op::Land => f(|a, b| (a != 0 && b != 0) as i64),
-        Op::Lor => f(|a, b| (a != 0 || b != 0) as i64),
-        Op::Lxor => f(|a, b| ((a != 0) != (b != 0)) as i64),
+        Op::Sum => a.wrapping_add(b),
+        Op::Prod => a.wrapping_mul(b),
+        Op::Min => a.min(b),
+        Op::Max => a.max(b),
+        Op::Band => a & b,
+        Op::Bor => a | b,
+        Op::Bxor => a ^ b,
+        Op::Land => (a != 0 && b != 0) as i128,
+        Op::Lor => (a != 0 || b != 0) as i128,
+        Op::Lxor => ((a != 0) != (b != 0)) as i128,
         _ => unreachable!("not an elementwise op"),
     }
+}
+
+fn expected(op: Op) -> [i64; 5] {
+    std::array::from_fn(|i| combine(op, A[i] as i128, B[i] as i128) as i64)
 }
 
 #[test]
@@ -322,4 +329,186 @@ fn undefined_combinations_and_bad_lengths_are_rejected() {
     assert!(e.reason.contains("not the same whole number"), "{e}");
     let e = apply(Op::Sum, Basic::Int, &[0u8; 6], &mut inout[..6]).unwrap_err();
     assert!(e.reason.contains("4-byte"), "{e}");
+}
+
+/// An integer of `bytes` bytes read as the type reads it.
+fn decode_int(bytes: &[u8], signed: bool) -> i128 {
+    let mut raw = [0u8; 16];
+    raw[..bytes.len()].copy_from_slice(bytes);
+    let bits = 128 - 8 * bytes.len() as u32;
+    let v = i128::from_le_bytes(raw) << bits;
+    if signed {
+        v >> bits
+    } else {
+        ((v as u128) >> bits) as i128
+    }
+}
+
+/// Places `bytes` at `offset` of a fresh buffer, so the data starts at an odd address.
+fn at_offset(bytes: &[u8], offset: usize) -> Vec<u8> {
+    [vec![0xee; offset], bytes.to_vec()].concat()
+}
+
+#[test]
+fn long_unaligned_buffers_match_the_element_by_element_reference() {
+    // Lengths around the kernels' 16-element steps: empty, tail only, one step, a step
+    // and a tail, several steps; data at offsets 0, 1 and 3 from an allocation.
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut checked = 0;
+    for &b in Basic::ALL {
+        let (kind, parts, complex) = describe(b);
+        if parts != 1 || complex {
+            continue;
+        }
+        let size = b.size() as usize;
+        for &op in Op::ALL {
+            if matches!(op, Op::MinLoc | Op::MaxLoc | Op::Replace | Op::NoOp) || !is_defined(op, b)
+            {
+                continue;
+            }
+            for (n, offsets) in [
+                (0, (0, 0)),
+                (1, (1, 3)),
+                (15, (0, 1)),
+                (16, (3, 1)),
+                (17, (1, 0)),
+                (33, (0, 0)),
+                (100, (3, 3)),
+            ] {
+                let (input, inout, want) = match kind {
+                    Kind::Int(_, signed) => {
+                        let input: Vec<u8> = (0..n * size).map(|_| rng.next() as u8).collect();
+                        let inout: Vec<u8> = (0..n * size).map(|_| rng.next() as u8).collect();
+                        let want: Vec<u8> = input
+                            .chunks(size)
+                            .zip(inout.chunks(size))
+                            .flat_map(|(x, y)| {
+                                let v = combine(op, decode_int(x, signed), decode_int(y, signed));
+                                v.to_le_bytes()[..size].to_vec()
+                            })
+                            .collect();
+                        (input, inout, want)
+                    }
+                    // Small nonzero integers: exact in every float format, sums and
+                    // products too, and no product is a negative zero.
+                    _ => {
+                        let mut draw = || -> Vec<i64> {
+                            (0..n)
+                                .map(|_| {
+                                    [-1, 1][rng.below(2) as usize] * (1 + rng.below(30) as i64)
+                                })
+                                .collect()
+                        };
+                        let (xs, ys) = (draw(), draw());
+                        let want: Vec<i64> = xs
+                            .iter()
+                            .zip(&ys)
+                            .map(|(&x, &y)| combine(op, x as i128, y as i128) as i64)
+                            .collect();
+                        (
+                            encode_all(kind, &xs),
+                            encode_all(kind, &ys),
+                            encode_all(kind, &want),
+                        )
+                    }
+                };
+                let input = at_offset(&input, offsets.0);
+                let mut inout = at_offset(&inout, offsets.1);
+                apply(op, b, &input[offsets.0..], &mut inout[offsets.1..]).unwrap();
+                assert_eq!(
+                    inout,
+                    at_offset(&want, offsets.1),
+                    "{} on {n} x {} at offsets {offsets:?}",
+                    op.mpi_name(),
+                    b.mpi_name()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 1400, "only {checked} cases");
+}
+
+#[test]
+fn long_minloc_maxloc_with_many_ties_match_the_reference() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for &b in Basic::ALL {
+        if b.pair_members().is_none() {
+            continue;
+        }
+        for (n, offsets) in [
+            (0, (0, 0)),
+            (1, (1, 0)),
+            (7, (0, 3)),
+            (16, (1, 1)),
+            (100, (3, 0)),
+        ] {
+            // Values and indices from small ranges, so ties of both are frequent.
+            let mut draw = || -> Vec<(i64, i64)> {
+                (0..n)
+                    .map(|_| (rng.below(7) as i64 - 3, rng.below(5) as i64))
+                    .collect()
+            };
+            let (xs, ys) = (draw(), draw());
+            for op in [Op::MinLoc, Op::MaxLoc] {
+                let want: Vec<(i64, i64)> = xs
+                    .iter()
+                    .zip(&ys)
+                    .map(|(&x, &y)| {
+                        let better = if op == Op::MinLoc {
+                            x.0 < y.0
+                        } else {
+                            x.0 > y.0
+                        };
+                        if better || (x.0 == y.0 && x.1 < y.1) {
+                            x
+                        } else {
+                            y
+                        }
+                    })
+                    .collect();
+                let input = at_offset(&pairs(b, &xs), offsets.0);
+                let mut inout = at_offset(&pairs(b, &ys), offsets.1);
+                apply(op, b, &input[offsets.0..], &mut inout[offsets.1..]).unwrap();
+                assert_eq!(
+                    inout,
+                    at_offset(&pairs(b, &want), offsets.1),
+                    "{} on {n} x {}",
+                    op.mpi_name(),
+                    b.mpi_name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn min_max_keep_inout_when_a_value_is_nan() {
+    // The comparison is false for NaN, so inout stays: in the blocked part and the tail.
+    for n in [3usize, 16, 19] {
+        let input: Vec<u8> = (0..n).flat_map(|_| f64::NAN.to_ne_bytes()).collect();
+        let inout: Vec<u8> = (0..n).flat_map(|i| (i as f64).to_ne_bytes()).collect();
+        for op in [Op::Min, Op::Max] {
+            assert_eq!(
+                run(op, Basic::Double, &input, &inout),
+                inout,
+                "{} on {n}",
+                op.mpi_name()
+            );
+        }
+        let pairs_nan: Vec<u8> = (0..n)
+            .flat_map(|_| [f32::NAN.to_ne_bytes(), 0i32.to_ne_bytes()].concat())
+            .collect();
+        let pairs_one: Vec<u8> = (0..n)
+            .flat_map(|i| [1f32.to_ne_bytes(), (i as i32 + 1).to_ne_bytes()].concat())
+            .collect();
+        assert_eq!(
+            run(Op::MinLoc, Basic::FloatInt, &pairs_nan, &pairs_one),
+            pairs_one
+        );
+        assert_eq!(
+            run(Op::MaxLoc, Basic::FloatInt, &pairs_nan, &pairs_one),
+            pairs_one
+        );
+    }
 }
