@@ -7,20 +7,35 @@
 //! connection then carries the packets of all of them, told apart by `pk_src`/`pk_dest`.
 //! The frames of `proto.rs` are translated to packets and back in [`translate`].
 
+mod outq;
 pub mod startup;
 pub mod translate;
 
 use crate::header::{Frame, Head};
-use crate::proto::{Payload, State};
+use crate::proto::{Delivery, Payload, Sink, State};
 use crate::request::ReqKind;
-use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, HEADER_LEN};
-use std::io::{ErrorKind, Read, Write};
+use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
+use outq::OutQueue;
+use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
 use translate::{Arrival, Translator};
 
 /// Queued bytes to one host beyond which no more packets are translated until the socket
 /// takes some: bounds the copy of a long message to what the connection can absorb.
 const WRITE_HIGH_WATER: usize = 4 << 20;
+
+/// Bytes a connection reads ahead into its own buffer: several small packets per read,
+/// while the payload of a larger packet mostly goes straight to its destination.
+const READ_AHEAD: usize = 16 * 1024;
+
+/// A packet whose payload is still arriving, read straight into where it goes.
+struct RxPayload {
+    from: u32,
+    sink: Sink,
+    delivery: Delivery,
+    got: usize,
+    len: usize,
+}
 
 /// One connection to an IMPI host of another client.
 pub struct HostLink {
@@ -29,8 +44,8 @@ pub struct HostLink {
     sock: TcpStream,
     rbuf: Vec<u8>,
     rlen: usize,
-    wbuf: Vec<u8>,
-    wpos: usize,
+    rx: Option<RxPayload>,
+    out: OutQueue,
     sent_fini: bool,
     got_fini: bool,
 }
@@ -43,42 +58,29 @@ impl HostLink {
             host,
             addr,
             sock,
-            rbuf: vec![0; 256 * 1024],
+            rbuf: vec![0; READ_AHEAD],
             rlen: 0,
-            wbuf: Vec::new(),
-            wpos: 0,
+            rx: None,
+            out: OutQueue::default(),
             sent_fini: false,
             got_fini: false,
         })
     }
 
     fn queue_packet(&mut self, p: &PacketRepr) {
-        self.wbuf.extend_from_slice(&p.emit());
+        self.out.push_bytes(&p.emit());
     }
 
     fn pending(&self) -> usize {
-        self.wbuf.len() - self.wpos
+        self.out.pending()
     }
 
-    /// Writes what the socket takes; an error ends the job.
-    fn write_out(&mut self) -> Result<(), String> {
-        while self.wpos < self.wbuf.len() {
-            match self.sock.write(&self.wbuf[self.wpos..]) {
-                Ok(0) => return Err("connection closed while writing".into()),
-                Ok(n) => self.wpos += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.to_string()),
-            }
+    /// Writes what the socket takes; a failure ends the job.
+    fn write_out(&mut self, st: &mut State) {
+        if let Err(e) = self.out.write(&mut self.sock, st) {
+            let what = self.describe();
+            crate::fatal(&format!("sending to {what} failed: {e}"));
         }
-        if self.wpos == self.wbuf.len() {
-            self.wbuf.clear();
-            self.wpos = 0;
-        } else if self.wpos > WRITE_HIGH_WATER {
-            self.wbuf.drain(..self.wpos);
-            self.wpos = 0;
-        }
-        Ok(())
     }
 
     fn describe(&self) -> String {
@@ -145,26 +147,30 @@ impl ImpiRoute {
             }
         }
         for l in self.links.iter_mut() {
-            if l.pending() > 0 {
-                if let Err(e) = l.write_out() {
-                    let what = l.describe();
-                    crate::fatal(&format!("sending to {what} failed: {e}"));
-                }
+            if !l.out.is_empty() {
+                l.write_out(st);
             }
         }
         any
     }
 
     fn poll_link(&mut self, i: usize, st: &mut State) -> Result<bool, String> {
-        let max_data = self.tr.max_data as usize;
+        let max_data = self.tr.max_data as u32;
         let mut any = false;
         loop {
             let link = &mut self.links[i];
             if link.got_fini {
                 return Ok(any);
             }
-            if link.rbuf.len() < HEADER_LEN + max_data {
-                link.rbuf.resize(HEADER_LEN + max_data, 0);
+            if let Some(rx) = link.rx.as_mut() {
+                let n = read_into_sink(&mut link.sock, rx, st)?;
+                any |= n > 0;
+                if rx.got < rx.len {
+                    return Ok(any);
+                }
+                let rx = link.rx.take().expect("checked above");
+                st.end_frame(rx.from, rx.sink, rx.delivery);
+                continue;
             }
             let n = match link.sock.read(&mut link.rbuf[link.rlen..]) {
                 Ok(0) => {
@@ -183,22 +189,49 @@ impl ImpiRoute {
             while link.rlen - at >= HEADER_LEN {
                 let view = PacketHeader::new_checked(&link.rbuf[at..at + HEADER_LEN])
                     .map_err(|e| e.to_string())?;
-                let p = PacketRepr::parse(&view, max_data as u32)
+                let p = PacketRepr::parse(&view, max_data)
                     .map_err(|e| format!("malformed packet: {e}"))?;
-                let need = HEADER_LEN + p.data_len as usize;
-                if link.rlen - at < need {
+                let len = p.data_len as usize;
+                let have = (link.rlen - at - HEADER_LEN).min(len);
+                let data = &link.rbuf[at + HEADER_LEN..at + HEADER_LEN + have];
+                if have == len {
+                    match self.tr.arrive(&p, data)? {
+                        Arrival::Frame { from, head } => st.on_frame(from, &head, data),
+                        Arrival::Nothing => {}
+                        Arrival::Fini => link.got_fini = true,
+                    }
+                    at += HEADER_LEN + len;
+                    continue;
+                }
+                if p.ty == PacketType::DataSync && u64::from(p.data_len) < p.msglen {
+                    // A long message's first piece waits whole for its receive.
+                    if link.rbuf.len() < HEADER_LEN + len {
+                        link.rbuf.resize(HEADER_LEN + len, 0);
+                    }
                     break;
                 }
-                let data = &link.rbuf[at + HEADER_LEN..at + need];
-                match self.tr.arrive(&p, data)? {
-                    Arrival::Frame { from, head } => st.on_frame(from, &head, data),
-                    Arrival::Nothing => {}
-                    Arrival::Fini => link.got_fini = true,
-                }
-                at += need;
+                // The payload is still arriving: its destination is known now (the
+                // frame is matched here), so the rest is read straight into it.
+                let Arrival::Frame { from, head } = self.tr.arrive(&p, data)? else {
+                    return Err(format!("{:?} packet with data", p.ty));
+                };
+                let (sink, delivery) = st.begin_frame(from, &head, len as u64);
+                let mut rx = RxPayload {
+                    from,
+                    sink: sized(sink, len),
+                    delivery,
+                    got: 0,
+                    len,
+                };
+                place(&mut rx, st, data);
+                link.rx = Some(rx);
+                at = link.rlen;
             }
             link.rbuf.copy_within(at..link.rlen, 0);
             link.rlen -= at;
+            if link.rx.is_some() {
+                continue;
+            }
         }
     }
 
@@ -227,14 +260,7 @@ impl ImpiRoute {
             if let Some(o) = next {
                 let link = &mut self.links[l];
                 link.queue_packet(&o.packet);
-                append_payload(
-                    st,
-                    &front.payload,
-                    front.on_written,
-                    o.offset,
-                    o.len,
-                    &mut link.wbuf,
-                );
+                queue_payload(st, &front.payload, front.on_written, o.offset, o.len, &mut link.out);
                 self.done[w] += o.len;
                 let more = matches!(frame, Frame::Data { .. })
                     && self.done[w] < self.tr.streamed_len(payload_len);
@@ -251,14 +277,11 @@ impl ImpiRoute {
                 }
             }
             if let Some(req) = finished {
-                st.frame_written(req);
+                // Reported once its last byte is written: its buffer may be read until then.
+                self.links[l].out.push_written(req);
             }
         }
-        let link = &mut self.links[l];
-        if let Err(e) = link.write_out() {
-            let what = link.describe();
-            crate::fatal(&format!("sending to {what} failed: {e}"));
-        }
+        self.links[l].write_out(st);
     }
 
     /// Sends FINI on every connection (once), after everything queued.
@@ -273,26 +296,84 @@ impl ImpiRoute {
     pub fn finished(&self) -> bool {
         self.links
             .iter()
-            .all(|l| l.sent_fini && l.got_fini && l.pending() == 0)
+            .all(|l| l.sent_fini && l.got_fini && l.out.is_empty())
     }
 }
 
-/// Appends bytes [offset, offset + len) of a frame's data: the frame's own payload, or,
-/// for a rendezvous request (which has none), the send request's data.
-fn append_payload(
+/// A buffer sink sized for a payload of `len` bytes; a payload with nowhere to go is
+/// read and dropped.
+fn sized(sink: Sink, len: usize) -> Sink {
+    match sink {
+        Sink::Buffer(mut v) => {
+            v.resize(len, 0);
+            Sink::Buffer(v)
+        }
+        Sink::None if len > 0 => Sink::Discard,
+        other => other,
+    }
+}
+
+/// The destination of payload bytes [got, got + n) of `rx`, if it is memory.
+fn destination<'a>(rx: &'a mut RxPayload, st: &'a State, n: usize) -> Option<&'a mut [u8]> {
+    let at = rx.got;
+    match &mut rx.sink {
+        Sink::Buffer(v) => Some(&mut v[at..at + n]),
+        Sink::Direct { req, offset } => match st.requests.get(*req).map(|r| &r.kind) {
+            Some(ReqKind::Recv(r)) => r.buf.dense_mut(*offset + at as u64, n),
+            _ => None,
+        },
+        Sink::Discard | Sink::None => None,
+    }
+}
+
+/// Places payload bytes that were read ahead with the header.
+fn place(rx: &mut RxPayload, st: &State, data: &[u8]) {
+    if let Some(dst) = destination(rx, st, data.len()) {
+        dst.copy_from_slice(data);
+    }
+    rx.got += data.len();
+}
+
+/// Reads the rest of a payload straight into its destination. Returns the bytes read.
+fn read_into_sink(sock: &mut TcpStream, rx: &mut RxPayload, st: &State) -> Result<usize, String> {
+    let want = rx.len - rx.got;
+    let mut scratch = Vec::new();
+    let n = {
+        let dst = match destination(rx, st, want) {
+            Some(d) => d,
+            None => {
+                scratch.resize(want.min(1 << 20), 0);
+                &mut scratch[..]
+            }
+        };
+        match sock.read(dst) {
+            Ok(0) => return Err("closed its connection inside a packet".into()),
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => 0,
+            Err(e) => return Err(format!("read failed: {e}")),
+        }
+    };
+    rx.got += n;
+    Ok(n)
+}
+
+/// Queues bytes [offset, offset + len) of a frame's data: the frame's own payload, or,
+/// for a rendezvous request (which has none), the send request's data. Large dense
+/// ranges are written from the send buffer itself, the rest is copied (packed).
+fn queue_payload(
     st: &State,
     payload: &Payload,
     on_written: Option<crate::request::ReqId>,
     offset: u64,
     len: u64,
-    out: &mut Vec<u8>,
+    out: &mut OutQueue,
 ) {
     if len == 0 {
         return;
     }
     let (req, base) = match payload {
         Payload::Owned(v) => {
-            out.extend_from_slice(&v[offset as usize..(offset + len) as usize]);
+            out.push_bytes(&v[offset as usize..(offset + len) as usize]);
             return;
         }
         Payload::Send { req, offset: o, .. } => (*req, *o),
@@ -302,8 +383,12 @@ fn append_payload(
         },
     };
     if let Some(ReqKind::Send(s)) = st.requests.get(req).map(|r| &r.kind) {
-        let at = out.len();
-        out.resize(at + len as usize, 0);
-        s.buf.pack_into(base + offset, &mut out[at..]);
+        if len >= outq::BY_REFERENCE && s.buf.is_contiguous() {
+            out.push_send(req, base + offset, len);
+        } else {
+            let mut packed = vec![0u8; len as usize];
+            s.buf.pack_into(base + offset, &mut packed);
+            out.push_bytes(&packed);
+        }
     }
 }

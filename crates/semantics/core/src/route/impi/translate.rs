@@ -260,8 +260,9 @@ impl Translator {
         PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI)
     }
 
-    /// Interprets a packet that arrived from a host; `data` is its payload. An error
-    /// names the protocol rule the packet breaks.
+    /// Interprets a packet that arrived from a host; `data` is its payload as far as it
+    /// has arrived (all of it for a long message's first piece). An error names the
+    /// protocol rule the packet breaks.
     pub fn arrive(&mut self, p: &PacketRepr, data: &[u8]) -> Result<Arrival, String> {
         if p.ty == PacketType::Fini {
             return Ok(Arrival::Fini);
@@ -288,7 +289,9 @@ impl Translator {
             src: p.lsrank,
             tag: p.tag,
         };
-        let len = data.len() as u64;
+        // The packet's data length, which `data` may hold only the start of (the rest is
+        // then read straight into the frame's destination).
+        let len = u64::from(p.data_len);
         let frame = match p.ty {
             PacketType::ProtoAck => {
                 if let Some(w) = self.windows.get_mut(&from) {
