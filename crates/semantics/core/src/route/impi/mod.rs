@@ -260,7 +260,14 @@ impl ImpiRoute {
             if let Some(o) = next {
                 let link = &mut self.links[l];
                 link.queue_packet(&o.packet);
-                queue_payload(st, &front.payload, front.on_written, o.offset, o.len, &mut link.out);
+                queue_payload(
+                    st,
+                    &front.payload,
+                    front.on_written,
+                    o.offset,
+                    o.len,
+                    &mut link.out,
+                );
                 self.done[w] += o.len;
                 let more = matches!(frame, Frame::Data { .. })
                     && self.done[w] < self.tr.streamed_len(payload_len);

@@ -13,9 +13,17 @@ use std::io::{ErrorKind, IoSlice, Write};
 pub const BY_REFERENCE: u64 = 16 * 1024;
 
 enum Segment {
-    Bytes { data: Vec<u8>, pos: usize },
+    Bytes {
+        data: Vec<u8>,
+        pos: usize,
+    },
     /// Bytes [offset + pos, offset + len) of send request `req`'s dense buffer.
-    Send { req: ReqId, offset: u64, len: u64, pos: u64 },
+    Send {
+        req: ReqId,
+        offset: u64,
+        len: u64,
+        pos: u64,
+    },
     /// Every byte before this is written: tell the protocol state frame of `req` left.
     Written(ReqId),
 }
