@@ -399,3 +399,6 @@ fn queue_payload(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

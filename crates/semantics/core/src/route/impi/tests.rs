@@ -1,0 +1,152 @@
+//! The IMPI route against a peer host that holds two processes (LAM/MPI's one host per
+//! cluster, or a relay): one connection carries both processes' packets, told apart by
+//! `pk_src`/`pk_dest`, with flow control per process pair. The peer host is played by
+//! hand over a loopback socket.
+
+use super::*;
+use crate::header::Envelope;
+use crate::proto::{Peer, Route};
+use crate::request::SendMode;
+use crate::userbuf;
+use crossmpi_impi::flow::FlowParams;
+use crossmpi_impi::wire::addr::HostAddr;
+use crossmpi_impi::wire::packet::Proc;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
+use std::time::{Duration, Instant};
+
+const MAX: u32 = 1024;
+
+fn proc_(host: u8, pid: i64) -> Proc {
+    Proc {
+        hostid: HostAddr::from_ip(IpAddr::V4(Ipv4Addr::new(10, 0, 0, host))),
+        pid,
+    }
+}
+
+/// World rank 0 is this process (its own host); world ranks 1 and 2 share the peer host.
+fn setup() -> (ImpiRoute, State, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (mine, addr) = listener.accept().unwrap();
+    let procs = vec![proc_(1, 10), proc_(2, 20), proc_(2, 21)];
+    let tr = Translator::new(0, procs, &[1, 2], MAX, FlowParams::new(2, 4).unwrap());
+    let link = HostLink::new(1, addr, mine).unwrap();
+    let route = ImpiRoute::new(vec![link], vec![None, Some(0), Some(0)], tr).unwrap();
+    let peers = vec![
+        Peer::new(Route::Local, 1 << 20),
+        Peer::new(Route::Impi, u64::MAX / 2),
+        Peer::new(Route::Impi, u64::MAX / 2),
+    ];
+    let mut st = State::new(0, peers, 1 << 20);
+    st.impi_eager = MAX as u64;
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    (route, st, peer)
+}
+
+fn data(from: Proc, lsrank: i32, srqid: u64, bytes: &[u8]) -> Vec<u8> {
+    let mut p = PacketRepr::control(PacketType::Data, from, proc_(1, 10));
+    p.data_len = bytes.len() as u32;
+    p.msglen = bytes.len() as u64;
+    p.lsrank = lsrank;
+    p.tag = 5;
+    p.srqid = srqid;
+    let mut v = p.emit().to_vec();
+    v.extend_from_slice(bytes);
+    v
+}
+
+fn read_packet(sock: &mut TcpStream) -> (PacketRepr, Vec<u8>) {
+    let mut head = [0u8; HEADER_LEN];
+    sock.read_exact(&mut head).unwrap();
+    let p = PacketRepr::parse(&PacketHeader::new_checked(&head[..]).unwrap(), MAX).unwrap();
+    let mut body = vec![0u8; p.data_len as usize];
+    sock.read_exact(&mut body).unwrap();
+    (p, body)
+}
+
+fn drive(route: &mut ImpiRoute, st: &mut State, until: impl Fn(&State) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !until(st) {
+        assert!(Instant::now() < deadline, "no progress within 5 s");
+        route.poll(st);
+        for to in 1..3 {
+            route.flush(st, to);
+        }
+    }
+}
+
+#[test]
+fn two_processes_behind_one_host_connection() {
+    let (mut route, mut st, mut peer) = setup();
+    let mut got1 = [0u8; 4];
+    let mut got2 = [0u8; 4];
+    let r1 = st.start_recv(userbuf::bytes(got1.as_mut_ptr() as usize, 4), 0, 1, 5);
+    let r2 = st.start_recv(userbuf::bytes(got2.as_mut_ptr() as usize, 4), 0, 2, 5);
+    // Process 2's message first, then two of process 1's (the second one unexpected).
+    let mut wire = data(proc_(2, 21), 2, 0, b"from");
+    wire.extend(data(proc_(2, 20), 1, 0, b"one!"));
+    wire.extend(data(proc_(2, 20), 1, 0, b"more"));
+    peer.write_all(&wire).unwrap();
+    drive(&mut route, &mut st, |st| st.is_done(r1) && st.is_done(r2));
+    assert_eq!((&got1, &got2), (b"one!", b"from"));
+    assert_eq!(st.requests.get(r1).unwrap().status.source, 1);
+    // Two counted packets from process 1 (ackmark 2) earn it a PROTOACK, and only it.
+    let (ack, _) = read_packet(&mut peer);
+    assert_eq!(
+        (ack.ty, ack.dest, ack.src),
+        (PacketType::ProtoAck, proc_(2, 20), proc_(1, 10))
+    );
+}
+
+#[test]
+fn a_long_send_to_a_process_of_a_shared_host() {
+    let (mut route, mut st, mut peer) = setup();
+    let msg: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+    let env = Envelope {
+        context: 0,
+        src: 0,
+        tag: 9,
+    };
+    let req = st.start_send(
+        userbuf::bytes(msg.as_ptr() as usize, msg.len()),
+        2,
+        env,
+        SendMode::Standard,
+    );
+    route.flush(&mut st, 2);
+    let (first, piece) = read_packet(&mut peer);
+    assert_eq!(
+        (first.ty, first.dest, first.msglen),
+        (PacketType::DataSync, proc_(2, 21), 3000)
+    );
+    assert_eq!(piece, msg[..MAX as usize]);
+    // The receiving process matches it and answers with its request id 77.
+    let mut ack = PacketRepr::control(PacketType::SyncAck, proc_(2, 21), proc_(1, 10));
+    ack.srqid = first.srqid;
+    ack.drqid = 77;
+    peer.write_all(&ack.emit()).unwrap();
+    let mut rest = Vec::new();
+    while rest.len() < 3000 - MAX as usize {
+        drive(&mut route, &mut st, |_| true);
+        route.poll(&mut st);
+        route.flush(&mut st, 2);
+        peer.set_nonblocking(true).unwrap();
+        let mut head = [0u8; HEADER_LEN];
+        let ready = peer
+            .peek(&mut head)
+            .map(|n| n == HEADER_LEN)
+            .unwrap_or(false);
+        peer.set_nonblocking(false).unwrap();
+        if ready {
+            let (p, body) = read_packet(&mut peer);
+            assert_eq!(
+                (p.ty, p.drqid, p.dest),
+                (PacketType::Data, 77, proc_(2, 21))
+            );
+            rest.extend(body);
+        }
+    }
+    assert_eq!(rest, msg[MAX as usize..]);
+    drive(&mut route, &mut st, |st| st.is_done(req));
+}
