@@ -33,12 +33,17 @@ for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/m
   "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
 done
 # The predefined attribute callbacks take the object handle as an opaque INTEGER, so the
-# datatype and window names are aliases of the communicator ones.
-aliases=()
+# datatype and window names are aliases of the communicator ones; the MPI-1 null ones
+# touch no value, so they are aliases too. MPI_CONVERSION_FN_NULL_C is recognised by
+# address like MPI_CONVERSION_FN_NULL.
+aliases=(-Wl,--defsym=mpi_null_copy_fn_=mpi_comm_null_copy_fn_
+  -Wl,--defsym=mpi_null_delete_fn_=mpi_comm_null_delete_fn_
+  -Wl,--defsym=mpi_conversion_fn_null_c_=mpi_conversion_fn_null_)
 for role in null_copy_fn dup_fn null_delete_fn; do
   for kind in type win; do aliases+=("-Wl,--defsym=mpi_${kind}_${role}_=mpi_comm_${role}_"); done
 done
-"$fc" -shared -o "$work/libmpifort.so" "$work"/*.o "${aliases[@]}" \
+# f08_aliases.ld (generated) names the wrappers also by mpi_f08's specific names.
+"$fc" -shared -o "$work/libmpifort.so" "$work"/*.o "${aliases[@]}" "$work/f08_aliases.ld" \
   -L"$prefix/lib" -lmpi -Wl,-rpath,"$prefix/lib"
 mkdir -p "$prefix/lib/fortran" "$prefix/include" "$prefix/bin"
 install -m 755 "$work/libmpifort.so" "$prefix/lib/libmpifort.so"

@@ -1,42 +1,6 @@
 ! Routines whose Fortran signature differs from the C prototype, so
 ! crossmpi-fortran-gen does not generate them (docs/fortran.md lists why).
 
-! MPI_Init and MPI_Init_thread: Fortran has no argc/argv; C accepts NULL for both.
-! ierror is optional for mpi_f08 callers, as in the generated wrappers.
-subroutine crossmpi_f_init(ierror) bind(C, name="mpi_init_")
-  use, intrinsic :: iso_c_binding
-  implicit none
-  integer(c_int), optional :: ierror
-  integer(c_int) :: ierr_c
-  interface
-    integer(c_int) function c_init(argc, argv) bind(C, name="MPI_Init")
-      import
-      type(c_ptr), value :: argc, argv
-    end function
-  end interface
-  ierr_c = c_init(c_null_ptr, c_null_ptr)
-  if (present(ierror)) ierror = ierr_c
-end subroutine
-
-subroutine crossmpi_f_init_thread(required, provided, ierror) bind(C, name="mpi_init_thread_")
-  use, intrinsic :: iso_c_binding
-  implicit none
-  integer(c_int) :: required, provided
-  integer(c_int), optional :: ierror
-  integer(c_int) :: ierr_c
-  interface
-    integer(c_int) function c_init_thread(argc, argv, required, provided) &
-        bind(C, name="MPI_Init_thread")
-      import
-      type(c_ptr), value :: argc, argv
-      integer(c_int), value :: required
-      integer(c_int) :: provided
-    end function
-  end interface
-  ierr_c = c_init_thread(c_null_ptr, c_null_ptr, required, provided)
-  if (present(ierror)) ierror = ierr_c
-end subroutine
-
 ! Functions returning a value rather than an error code.
 real(c_double) function crossmpi_f_wtime() bind(C, name="mpi_wtime_")
   use, intrinsic :: iso_c_binding
@@ -95,7 +59,8 @@ end subroutine
 
 ! The predefined attribute callbacks of the Fortran binding. fortran/build.sh exports
 ! each also under the datatype and window names (MPI_TYPE_NULL_COPY_FN...), since the
-! object handle is only passed through.
+! object handle is only passed through, and the null ones under the MPI-1 names
+! (MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN), which touch no attribute value either.
 subroutine crossmpi_f_null_copy_fn(oldobj, keyval, extra_state, value_in, value_out, flag, ierror) &
     bind(C, name="mpi_comm_null_copy_fn_")
   use, intrinsic :: iso_c_binding
@@ -123,5 +88,16 @@ subroutine crossmpi_f_null_delete_fn(obj, keyval, value, extra_state, ierror) &
   implicit none
   integer(c_int) :: obj, keyval, ierror
   integer(c_intptr_t) :: value, extra_state
+  ierror = 0
+end subroutine
+
+! MPI_DUP_FN of MPI-1 keyvals (MPI_KEYVAL_CREATE): attribute values are default INTEGERs.
+subroutine crossmpi_f_dup_fn_int(oldcomm, keyval, extra_state, value_in, value_out, flag, ierror) &
+    bind(C, name="mpi_dup_fn_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: oldcomm, keyval, extra_state, value_in, value_out, flag, ierror
+  value_out = value_in
+  flag = 1
   ierror = 0
 end subroutine

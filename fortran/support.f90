@@ -11,6 +11,7 @@ module crossmpi_fortran_support
   integer :: f_bottom, f_in_place, f_buffer_automatic
   integer :: f_status_ignore(8), f_statuses_ignore(8, 1)
   integer :: f_errcodes_ignore(1), f_unweighted(1), f_weights_empty(1)
+  character :: f_argv_null(1), f_argvs_null(1)
   common /crossmpi_bottom/ f_bottom
   common /crossmpi_in_place/ f_in_place
   common /crossmpi_buffer_automatic/ f_buffer_automatic
@@ -19,6 +20,8 @@ module crossmpi_fortran_support
   common /crossmpi_errcodes_ignore/ f_errcodes_ignore
   common /crossmpi_unweighted/ f_unweighted
   common /crossmpi_weights_empty/ f_weights_empty
+  common /crossmpi_argv_null/ f_argv_null
+  common /crossmpi_argvs_null/ f_argvs_null
 
   ! C values of the sentinels (mpi.h): MPI_BOTTOM, MPI_STATUS(ES)_IGNORE and
   ! MPI_ERRCODES_IGNORE are NULL.
@@ -34,15 +37,41 @@ module crossmpi_fortran_support
   ! What a keyval created from Fortran keeps as its C extra state: the Fortran copy and
   ! delete procedures and the program's extra state. C calls the trampolines below with
   ! arguments by value; they call the Fortran procedures with arguments by reference.
-  ! A record lives as long as the program (keyvals are few; MPI_*_free_keyval does not
-  ! hand the extra state back).
+  ! narrow: an MPI-1 keyval (MPI_KEYVAL_CREATE), whose procedures take default INTEGER
+  ! extra state and attribute values. A record lives as long as the program (keyvals are
+  ! few; MPI_*_free_keyval does not hand the extra state back).
   type :: keyval_record
     type(c_funptr) :: copy_fn, delete_fn
     integer(c_intptr_t) :: extra_state
+    logical :: narrow
+  end type
+
+  ! A generalized request's procedures; freed by the free trampoline, the last call C
+  ! makes for the request.
+  type :: grequest_record
+    type(c_funptr) :: query_fn, free_fn, cancel_fn
+    integer(c_intptr_t) :: extra_state
+  end type
+
+  ! A data representation's procedures (datareps live as long as the program).
+  type :: datarep_record
+    type(c_funptr) :: read_fn, write_fn, extent_fn
+    integer(c_intptr_t) :: extra_state
+  end type
+
+  ! Strings for C built from Fortran CHARACTER arrays (argv and commands of
+  ! MPI_COMM_SPAWN(_MULTIPLE)): c is what C gets (NULL for MPI_ARGV(S)_NULL), pointing at
+  ! ptrs (argv and command strings, into chars) or lists (one argv per command, into
+  ! ptrs). A wrapper declares one as a local TARGET, so it lives until C returns.
+  type :: crossmpi_string_list
+    character(kind=c_char), allocatable :: chars(:)
+    type(c_ptr), allocatable :: ptrs(:), lists(:)
+    type(c_ptr) :: c = c_null_ptr
   end type
 
   ! The Fortran callbacks, seen through interoperable interfaces with every argument by
-  ! reference (the flag is a LOGICAL, 4 bytes like a C int).
+  ! reference (a LOGICAL is 4 bytes like a C int, .TRUE. being 1). Choice buffers and
+  ! statuses are declared as their address passed by value, which is the same thing.
   abstract interface
     subroutine fortran_copy_attr(oldobj, keyval, extra_state, value_in, value_out, flag, ierror) &
         bind(C)
@@ -54,6 +83,52 @@ module crossmpi_fortran_support
       import
       integer(c_int) :: obj, keyval, ierror
       integer(c_intptr_t) :: value, extra_state
+    end subroutine
+    subroutine fortran_copy_attr_int(oldobj, keyval, extra_state, value_in, value_out, flag, &
+        ierror) bind(C)
+      import
+      integer(c_int) :: oldobj, keyval, extra_state, value_in, value_out, flag, ierror
+    end subroutine
+    subroutine fortran_delete_attr_int(obj, keyval, value, extra_state, ierror) bind(C)
+      import
+      integer(c_int) :: obj, keyval, value, extra_state, ierror
+    end subroutine
+    subroutine fortran_grequest_query(extra_state, status, ierror) bind(C)
+      import
+      integer(c_intptr_t) :: extra_state
+      type(c_ptr), value :: status
+      integer(c_int) :: ierror
+    end subroutine
+    subroutine fortran_grequest_free(extra_state, ierror) bind(C)
+      import
+      integer(c_intptr_t) :: extra_state
+      integer(c_int) :: ierror
+    end subroutine
+    subroutine fortran_grequest_cancel(extra_state, complete, ierror) bind(C)
+      import
+      integer(c_intptr_t) :: extra_state
+      integer(c_int) :: complete, ierror
+    end subroutine
+    subroutine fortran_conversion(userbuf, datatype, count, filebuf, position, extra_state, &
+        ierror) bind(C)
+      import
+      type(c_ptr), value :: userbuf, filebuf
+      integer(c_int) :: datatype, count, ierror
+      integer(c_int64_t) :: position
+      integer(c_intptr_t) :: extra_state
+    end subroutine
+    subroutine fortran_conversion_c(userbuf, datatype, count, filebuf, position, extra_state, &
+        ierror) bind(C)
+      import
+      type(c_ptr), value :: userbuf, filebuf
+      integer(c_int) :: datatype, ierror
+      integer(c_int64_t) :: count, position
+      integer(c_intptr_t) :: extra_state
+    end subroutine
+    subroutine fortran_datarep_extent(datatype, extent, extra_state, ierror) bind(C)
+      import
+      integer(c_int) :: datatype, ierror
+      integer(c_intptr_t) :: extent, extra_state
     end subroutine
   end interface
 
@@ -199,12 +274,13 @@ contains
   end function
 
   ! The C extra state of a keyval whose callbacks are the Fortran procedures given.
-  type(c_ptr) function crossmpi_keyval_record(copy_fn, delete_fn, extra_state)
+  type(c_ptr) function crossmpi_keyval_record(copy_fn, delete_fn, extra_state, narrow)
     type(c_funptr), value :: copy_fn, delete_fn
-    integer(c_intptr_t), intent(in) :: extra_state
+    integer(c_intptr_t), value :: extra_state
+    logical, value :: narrow
     type(keyval_record), pointer :: record
     allocate(record)
-    record = keyval_record(copy_fn, delete_fn, extra_state)
+    record = keyval_record(copy_fn, delete_fn, extra_state, narrow)
     crossmpi_keyval_record = c_loc(record)
   end function
 
@@ -220,17 +296,27 @@ contains
     integer(c_int), intent(out) :: flag
     type(keyval_record), pointer :: record
     procedure(fortran_copy_attr), pointer :: copy
-    integer(c_int) :: f_oldobj, f_keyval, f_flag, ierror
+    procedure(fortran_copy_attr_int), pointer :: copy_int
+    integer(c_int) :: f_oldobj, f_keyval, f_flag, ierror, f_extra_int, f_in_int, f_out_int
     integer(c_intptr_t) :: f_in, f_out
     call c_f_pointer(extra, record)
-    call c_f_procpointer(record%copy_fn, copy)
     f_oldobj = int(oldobj, c_int)
     f_keyval = keyval
-    f_in = value_in
-    f_out = 0
     f_flag = 0
     ierror = 0
-    call copy(f_oldobj, f_keyval, record%extra_state, f_in, f_out, f_flag, ierror)
+    if (record%narrow) then
+      call c_f_procpointer(record%copy_fn, copy_int)
+      f_extra_int = int(record%extra_state, c_int)
+      f_in_int = int(value_in, c_int)
+      f_out_int = 0
+      call copy_int(f_oldobj, f_keyval, f_extra_int, f_in_int, f_out_int, f_flag, ierror)
+      f_out = f_out_int
+    else
+      call c_f_procpointer(record%copy_fn, copy)
+      f_in = value_in
+      f_out = 0
+      call copy(f_oldobj, f_keyval, record%extra_state, f_in, f_out, f_flag, ierror)
+    end if
     value_out = f_out
     flag = merge(1, 0, f_flag /= 0)
     crossmpi_copy_trampoline = ierror
@@ -243,17 +329,306 @@ contains
     type(c_ptr), value :: extra
     type(keyval_record), pointer :: record
     procedure(fortran_delete_attr), pointer :: delete
-    integer(c_int) :: f_obj, f_keyval, ierror
+    procedure(fortran_delete_attr_int), pointer :: delete_int
+    integer(c_int) :: f_obj, f_keyval, ierror, f_value_int, f_extra_int
     integer(c_intptr_t) :: f_value
     call c_f_pointer(extra, record)
-    call c_f_procpointer(record%delete_fn, delete)
     f_obj = int(obj, c_int)
     f_keyval = keyval
-    f_value = value
     ierror = 0
-    call delete(f_obj, f_keyval, f_value, record%extra_state, ierror)
+    if (record%narrow) then
+      call c_f_procpointer(record%delete_fn, delete_int)
+      f_value_int = int(value, c_int)
+      f_extra_int = int(record%extra_state, c_int)
+      call delete_int(f_obj, f_keyval, f_value_int, f_extra_int, ierror)
+    else
+      call c_f_procpointer(record%delete_fn, delete)
+      f_value = value
+      call delete(f_obj, f_keyval, f_value, record%extra_state, ierror)
+    end if
     crossmpi_delete_trampoline = ierror
   end function
+
+  ! The C extra state of a generalized request with Fortran procedures.
+  type(c_ptr) function crossmpi_grequest_record(query_fn, free_fn, cancel_fn, extra_state)
+    type(c_funptr), value :: query_fn, free_fn, cancel_fn
+    integer(c_intptr_t), intent(in) :: extra_state
+    type(grequest_record), pointer :: record
+    allocate(record)
+    record = grequest_record(query_fn, free_fn, cancel_fn, extra_state)
+    crossmpi_grequest_record = c_loc(record)
+  end function
+
+  integer(c_int) function crossmpi_grequest_query_trampoline(extra, status) bind(C)
+    type(c_ptr), value :: extra, status
+    type(grequest_record), pointer :: record
+    procedure(fortran_grequest_query), pointer :: query
+    integer(c_int) :: ierror
+    call c_f_pointer(extra, record)
+    call c_f_procpointer(record%query_fn, query)
+    ierror = 0
+    call query(record%extra_state, status, ierror)
+    crossmpi_grequest_query_trampoline = ierror
+  end function
+
+  integer(c_int) function crossmpi_grequest_free_trampoline(extra) bind(C)
+    type(c_ptr), value :: extra
+    type(grequest_record), pointer :: record
+    procedure(fortran_grequest_free), pointer :: free
+    integer(c_int) :: ierror
+    call c_f_pointer(extra, record)
+    call c_f_procpointer(record%free_fn, free)
+    ierror = 0
+    call free(record%extra_state, ierror)
+    deallocate(record)
+    crossmpi_grequest_free_trampoline = ierror
+  end function
+
+  integer(c_int) function crossmpi_grequest_cancel_trampoline(extra, complete) bind(C)
+    type(c_ptr), value :: extra
+    integer(c_int), value :: complete
+    type(grequest_record), pointer :: record
+    procedure(fortran_grequest_cancel), pointer :: cancel
+    integer(c_int) :: f_complete, ierror
+    call c_f_pointer(extra, record)
+    call c_f_procpointer(record%cancel_fn, cancel)
+    f_complete = merge(1, 0, complete /= 0)
+    ierror = 0
+    call cancel(record%extra_state, f_complete, ierror)
+    crossmpi_grequest_cancel_trampoline = ierror
+  end function
+
+  ! MPI_CONVERSION_FN_NULL (and MPI_CONVERSION_FN_NULL_C): never called; passing it
+  ! gives C a NULL conversion function (crossmpi_conversion_callback).
+  subroutine crossmpi_conversion_fn_null(userbuf, datatype, count, filebuf, position, &
+      extra_state, ierror) bind(C, name="mpi_conversion_fn_null_")
+    type(c_ptr), value :: userbuf, filebuf
+    integer(c_int) :: datatype, count, ierror
+    integer(c_int64_t) :: position
+    integer(c_intptr_t) :: extra_state
+    ierror = 0
+  end subroutine
+
+  ! The conversion function to give C for the Fortran procedure fn: the trampoline,
+  ! or NULL for MPI_CONVERSION_FN_NULL.
+  type(c_funptr) function crossmpi_conversion_callback(fn, trampoline)
+    type(c_funptr), value :: fn, trampoline
+    crossmpi_conversion_callback = trampoline
+    if (c_associated(fn, c_funloc(crossmpi_conversion_fn_null))) &
+      crossmpi_conversion_callback = c_null_funptr
+  end function
+
+  ! The C extra state of a data representation with Fortran procedures.
+  type(c_ptr) function crossmpi_datarep_record(read_fn, write_fn, extent_fn, extra_state)
+    type(c_funptr), value :: read_fn, write_fn, extent_fn
+    integer(c_intptr_t), intent(in) :: extra_state
+    type(datarep_record), pointer :: record
+    allocate(record)
+    record = datarep_record(read_fn, write_fn, extent_fn, extra_state)
+    crossmpi_datarep_record = c_loc(record)
+  end function
+
+  ! Calls a Fortran conversion procedure with C's arguments; wide_count: the procedure
+  ! was registered by MPI_Register_datarep_c and takes an INTEGER(MPI_COUNT_KIND) count.
+  integer(c_int) function convert(fn, wide_count, userbuf, datatype, count, filebuf, position, &
+      extra_state)
+    type(c_funptr), intent(in) :: fn
+    logical, intent(in) :: wide_count
+    type(c_ptr), value :: userbuf, filebuf
+    integer(c_intptr_t), intent(in) :: datatype
+    integer(c_int64_t), intent(in) :: count, position
+    integer(c_intptr_t), intent(in) :: extra_state
+    procedure(fortran_conversion), pointer :: narrow
+    procedure(fortran_conversion_c), pointer :: wide
+    integer(c_int) :: f_datatype, f_count, ierror
+    integer(c_int64_t) :: f_count_c, f_position
+    integer(c_intptr_t) :: f_extra
+    f_datatype = int(datatype, c_int)
+    f_position = position
+    f_extra = extra_state
+    ierror = 0
+    if (wide_count) then
+      call c_f_procpointer(fn, wide)
+      f_count_c = count
+      call wide(userbuf, f_datatype, f_count_c, filebuf, f_position, f_extra, ierror)
+    else
+      call c_f_procpointer(fn, narrow)
+      f_count = int(count, c_int)
+      call narrow(userbuf, f_datatype, f_count, filebuf, f_position, f_extra, ierror)
+    end if
+    convert = ierror
+  end function
+
+  ! The C conversion callbacks: read and write, with an int count (MPI_Register_datarep)
+  ! or an MPI_Count (MPI_Register_datarep_c).
+  integer(c_int) function crossmpi_datarep_read_trampoline(userbuf, datatype, count, filebuf, &
+      position, extra) bind(C)
+    type(c_ptr), value :: userbuf, filebuf, extra
+    integer(c_intptr_t), value :: datatype
+    integer(c_int), value :: count
+    integer(c_int64_t), value :: position
+    type(datarep_record), pointer :: record
+    call c_f_pointer(extra, record)
+    crossmpi_datarep_read_trampoline = convert(record%read_fn, .false., userbuf, datatype, &
+      int(count, c_int64_t), filebuf, position, record%extra_state)
+  end function
+
+  integer(c_int) function crossmpi_datarep_write_trampoline(userbuf, datatype, count, filebuf, &
+      position, extra) bind(C)
+    type(c_ptr), value :: userbuf, filebuf, extra
+    integer(c_intptr_t), value :: datatype
+    integer(c_int), value :: count
+    integer(c_int64_t), value :: position
+    type(datarep_record), pointer :: record
+    call c_f_pointer(extra, record)
+    crossmpi_datarep_write_trampoline = convert(record%write_fn, .false., userbuf, datatype, &
+      int(count, c_int64_t), filebuf, position, record%extra_state)
+  end function
+
+  integer(c_int) function crossmpi_datarep_read_c_trampoline(userbuf, datatype, count, filebuf, &
+      position, extra) bind(C)
+    type(c_ptr), value :: userbuf, filebuf, extra
+    integer(c_intptr_t), value :: datatype
+    integer(c_int64_t), value :: count, position
+    type(datarep_record), pointer :: record
+    call c_f_pointer(extra, record)
+    crossmpi_datarep_read_c_trampoline = convert(record%read_fn, .true., userbuf, datatype, &
+      count, filebuf, position, record%extra_state)
+  end function
+
+  integer(c_int) function crossmpi_datarep_write_c_trampoline(userbuf, datatype, count, &
+      filebuf, position, extra) bind(C)
+    type(c_ptr), value :: userbuf, filebuf, extra
+    integer(c_intptr_t), value :: datatype
+    integer(c_int64_t), value :: count, position
+    type(datarep_record), pointer :: record
+    call c_f_pointer(extra, record)
+    crossmpi_datarep_write_c_trampoline = convert(record%write_fn, .true., userbuf, datatype, &
+      count, filebuf, position, record%extra_state)
+  end function
+
+  integer(c_int) function crossmpi_datarep_extent_trampoline(datatype, extent, extra) bind(C)
+    integer(c_intptr_t), value :: datatype
+    integer(c_intptr_t), intent(out) :: extent
+    type(c_ptr), value :: extra
+    type(datarep_record), pointer :: record
+    procedure(fortran_datarep_extent), pointer :: fn
+    integer(c_int) :: f_datatype, ierror
+    integer(c_intptr_t) :: f_extent
+    call c_f_pointer(extra, record)
+    call c_f_procpointer(record%extent_fn, fn)
+    f_datatype = int(datatype, c_int)
+    f_extent = 0
+    ierror = 0
+    call fn(f_datatype, f_extent, record%extra_state, ierror)
+    extent = f_extent
+    crossmpi_datarep_extent_trampoline = ierror
+  end function
+
+  ! Number of characters of the Fortran string s(first:first+flen-1) without trailing
+  ! blanks.
+  integer(c_size_t) function trimmed_length(s, first, flen)
+    character(kind=c_char), intent(in) :: s(:)
+    integer(c_size_t), intent(in) :: first, flen
+    trimmed_length = flen
+    do while (trimmed_length > 0)
+      if (s(first + trimmed_length - 1) /= ' ') exit
+      trimmed_length = trimmed_length - 1
+    end do
+  end function
+
+  ! Fills list with C strings copied from the Fortran CHARACTER elements at p of length
+  ! flen: elements(i) is an element index (0-based), or -1 for a NULL pointer (an argv
+  ! terminator). list%ptrs(i) points at the string of elements(i).
+  subroutine fill_strings(p, flen, elements, list)
+    type(c_ptr), value :: p
+    integer(c_size_t), value :: flen
+    integer(c_size_t), intent(in) :: elements(:)
+    type(crossmpi_string_list), target, intent(inout) :: list
+    character(kind=c_char), pointer :: s(:)
+    integer(c_size_t) :: i, n, total, at, first
+    call c_f_pointer(p, s, [flen * (maxval([elements, 0_c_size_t]) + 1)])
+    total = 0
+    do i = 1, size(elements)
+      if (elements(i) >= 0) total = total + trimmed_length(s, elements(i) * flen + 1, flen) + 1
+    end do
+    allocate(list%chars(max(total, 1_c_size_t)), list%ptrs(max(size(elements), 1)))
+    at = 1
+    do i = 1, size(elements)
+      list%ptrs(i) = c_null_ptr
+      if (elements(i) < 0) cycle
+      first = elements(i) * flen + 1
+      n = trimmed_length(s, first, flen)
+      list%chars(at:at + n - 1) = s(first:first + n - 1)
+      list%chars(at + n) = c_null_char
+      list%ptrs(i) = c_loc(list%chars(at))
+      at = at + n + 1
+    end do
+  end subroutine
+
+  ! Number of elements before the first blank one, from element `first` on, stepping by
+  ! `stride` elements (a row of a column-major CHARACTER array).
+  integer(c_size_t) function argv_length(p, flen, first, stride)
+    type(c_ptr), value :: p
+    integer(c_size_t), intent(in) :: flen, first, stride
+    character(kind=c_char), pointer :: s(:)
+    argv_length = 0
+    if (flen == 0) return
+    do
+      call c_f_pointer(p, s, [flen * (first + stride * argv_length + 1)])
+      if (trimmed_length(s, (first + stride * argv_length) * flen + 1, flen) == 0) return
+      argv_length = argv_length + 1
+    end do
+  end function
+
+  ! MPI_COMM_SPAWN's argv: elements up to the first blank one, NULL-terminated for C;
+  ! MPI_ARGV_NULL gives NULL.
+  subroutine crossmpi_argv_in(p, flen, list)
+    type(c_ptr), value :: p
+    integer(c_size_t), value :: flen
+    type(crossmpi_string_list), target, intent(inout) :: list
+    integer(c_size_t) :: n, i
+    if (transfer(p, 0_c_intptr_t) == loc(f_argv_null)) return
+    n = argv_length(p, flen, 0_c_size_t, 1_c_size_t)
+    call fill_strings(p, flen, [(i, i = 0, n - 1), -1_c_size_t], list)
+    list%c = c_loc(list%ptrs)
+  end subroutine
+
+  ! MPI_COMM_SPAWN_MULTIPLE's array_of_commands: count strings.
+  subroutine crossmpi_strings_in(p, flen, count, list)
+    type(c_ptr), value :: p
+    integer(c_size_t), value :: flen
+    integer(c_int), intent(in) :: count
+    type(crossmpi_string_list), target, intent(inout) :: list
+    integer(c_size_t) :: i
+    call fill_strings(p, flen, [(i, i = 0, count - 1)], list)
+    list%c = c_loc(list%ptrs)
+  end subroutine
+
+  ! MPI_COMM_SPAWN_MULTIPLE's ARRAY_OF_ARGV(count, *): row i is the argv of command i,
+  ! ended by a blank element; MPI_ARGVS_NULL gives NULL.
+  subroutine crossmpi_argv_lists_in(p, flen, count, list)
+    type(c_ptr), value :: p
+    integer(c_size_t), value :: flen
+    integer(c_int), intent(in) :: count
+    type(crossmpi_string_list), target, intent(inout) :: list
+    integer(c_size_t) :: i, j, n, rows
+    integer(c_size_t), allocatable :: elements(:), starts(:)
+    if (transfer(p, 0_c_intptr_t) == loc(f_argvs_null) .or. count <= 0) return
+    rows = count
+    allocate(elements(0), starts(rows))
+    do i = 0, rows - 1
+      n = argv_length(p, flen, i, rows)
+      starts(i + 1) = size(elements) + 1
+      elements = [elements, (i + j * rows, j = 0, n - 1), -1_c_size_t]
+    end do
+    call fill_strings(p, flen, elements, list)
+    allocate(list%lists(rows))
+    do i = 1, rows
+      list%lists(i) = c_loc(list%ptrs(starts(i)))
+    end do
+    list%c = c_loc(list%lists)
+  end subroutine
 
   ! What the C function f says about a communicator (0 if it fails).
   integer function comm_query_result(f, comm)

@@ -53,14 +53,32 @@ pub enum Kind {
     StringOut,
     /// A callback whose C calling convention matches Fortran's (user ops, error handlers).
     Procedure,
-    /// The copy or delete procedure of a keyval created from Fortran: C gets a trampoline
+    /// A Fortran procedure C cannot call directly: C gets a trampoline
     /// (fortran/support.f90) that calls the procedure with Fortran's conventions.
-    AttrCallback(Trampoline),
-    /// The extra state of such a keyval: C gets a record holding both procedures (named
-    /// by the two parameters) and the program's extra state.
-    KeyvalRecord {
-        copy: String,
-        delete: String,
+    Trampolined(Trampoline),
+    /// The extra state of a function taking trampolined procedures: C gets a record
+    /// (fortran/support.f90) holding those procedures (named by the listed parameters,
+    /// in order) and the program's extra state.
+    CallbackRecord {
+        record: Record,
+        procedures: Vec<String>,
+    },
+    /// `argc`/`argv` of MPI_Init, MPI_Init_thread and MPI_Info_create_env: absent from
+    /// the Fortran binding; C gets 0 (by value) or NULL (a pointer).
+    Omitted {
+        by_value: bool,
+    },
+    /// A Fortran `CHARACTER(*) argv(*)` ended by a blank element (`MPI_ARGV_NULL`: none):
+    /// C gets a NULL-terminated `char *[]`.
+    Argv,
+    /// `count` Fortran strings (`array_of_commands`): C gets a `char *[count]`.
+    Strings {
+        count: String,
+    },
+    /// `ARRAY_OF_ARGV(count, *)`, one blank-terminated argv per row (`MPI_ARGVS_NULL`:
+    /// none): C gets a `char **[count]`.
+    ArgvLists {
+        count: String,
     },
     /// An attribute value given by value in C, by reference in Fortran.
     AttrIn {
@@ -75,10 +93,91 @@ pub enum Kind {
     },
 }
 
+/// The C callbacks of fortran/support.f90 that call a Fortran procedure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trampoline {
     Copy,
     Delete,
+    GrequestQuery,
+    GrequestFree,
+    GrequestCancel,
+    /// Datarep conversions (`wide`: with an `MPI_Count` count, for
+    /// MPI_Register_datarep_c); `MPI_CONVERSION_FN_NULL` gives C a NULL function instead.
+    DatarepRead {
+        wide: bool,
+    },
+    DatarepWrite {
+        wide: bool,
+    },
+    DatarepExtent,
+}
+
+impl Trampoline {
+    /// The Fortran expression giving C the trampoline for the procedure in `arg`.
+    pub fn c_function(self, arg: &str) -> String {
+        let name = match self {
+            Trampoline::Copy => "copy",
+            Trampoline::Delete => "delete",
+            Trampoline::GrequestQuery => "grequest_query",
+            Trampoline::GrequestFree => "grequest_free",
+            Trampoline::GrequestCancel => "grequest_cancel",
+            Trampoline::DatarepRead { wide: false } => "datarep_read",
+            Trampoline::DatarepWrite { wide: false } => "datarep_write",
+            Trampoline::DatarepRead { wide: true } => "datarep_read_c",
+            Trampoline::DatarepWrite { wide: true } => "datarep_write_c",
+            Trampoline::DatarepExtent => "datarep_extent",
+        };
+        let f = format!("c_funloc(crossmpi_{name}_trampoline)");
+        match self {
+            Trampoline::DatarepRead { .. } | Trampoline::DatarepWrite { .. } => {
+                format!("crossmpi_conversion_callback({arg}, {f})")
+            }
+            _ => f,
+        }
+    }
+}
+
+/// What the C extra state of a function with trampolined procedures points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A keyval; `narrow`: the MPI-1 MPI_KEYVAL_CREATE, whose extra state and
+    /// attribute values are default `INTEGER`s.
+    Keyval { narrow: bool },
+    Grequest,
+    Datarep,
+}
+
+impl Record {
+    /// The Fortran kind of the program's extra state.
+    pub fn extra_state_kind(self) -> &'static str {
+        match self {
+            Record::Keyval { narrow: true } => Scalar::Int.c_kind(),
+            _ => Scalar::Aint.c_kind(),
+        }
+    }
+
+    /// The support function that builds the record from the procedures and the extra
+    /// state.
+    pub fn constructor(self, procedures: &[String], extra_state: &str) -> String {
+        let procs: Vec<String> = procedures.iter().map(|p| format!("a_{p}, ")).collect();
+        let procs = procs.concat();
+        match self {
+            Record::Keyval { narrow } => format!(
+                "crossmpi_keyval_record({procs}int({extra_state}, c_intptr_t), {})",
+                fortran_logical(narrow)
+            ),
+            Record::Grequest => format!("crossmpi_grequest_record({procs}{extra_state})"),
+            Record::Datarep => format!("crossmpi_datarep_record({procs}{extra_state})"),
+        }
+    }
+}
+
+fn fortran_logical(b: bool) -> &'static str {
+    if b {
+        ".true."
+    } else {
+        ".false."
+    }
 }
 
 /// Callback types whose C call passes everything by reference like Fortran does.
@@ -96,12 +195,16 @@ pub fn classify(header: &Header, f: &Prototype) -> Result<Vec<Kind>, String> {
     if f.name.starts_with("MPI_T_") {
         return Err("MPI_T has no Fortran binding in the standard".into());
     }
+    if f.name.ends_with("_toint") || f.name.ends_with("_fromint") {
+        return Err("C only: converts between a handle and the integer a Fortran handle is".into());
+    }
     if f.returns != "int" {
         return Err(format!("returns {} (hand-written or C only)", f.returns));
     }
     if f.variadic {
         return Err("variadic (hand-written)".into());
     }
+
     f.params
         .iter()
         .map(|p| classify_param(header, f, p))
@@ -131,18 +234,35 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
             _ => reject("attribute value without keyval and flag"),
         };
     }
-    if let Some(t) = attr_callback(&p.base) {
-        return Ok(Kind::AttrCallback(t));
+    if let Some(t) = trampoline(p) {
+        return Ok(Kind::Trampolined(t));
     }
-    if p.name == "extra_state" && f.name.ends_with("_create_keyval") {
-        let find = |t| f.params.iter().find(|q| attr_callback(&q.base) == Some(t));
-        return match (find(Trampoline::Copy), find(Trampoline::Delete)) {
-            (Some(c), Some(d)) => Ok(Kind::KeyvalRecord {
-                copy: c.name.clone(),
-                delete: d.name.clone(),
-            }),
-            _ => reject("extra state without copy and delete procedures"),
-        };
+    if p.name == "extra_state" && p.base == "void" && ind == 1 {
+        return callback_record(f).ok_or_else(|| {
+            format!(
+                "parameter '{}': extra state without procedures to call",
+                p.name
+            )
+        });
+    }
+    let has_argc = other_param(f, &["argc"]).is_some();
+    if p.name == "argc" || (p.name == "argv" && has_argc) {
+        return Ok(Kind::Omitted { by_value: ind == 0 });
+    }
+    let count = || other_param(f, &["count"]).map(|c| format!("a_{}", c.name));
+    match (p.base.as_str(), p.stars, p.brackets, p.name.as_str()) {
+        ("char", 1, 1, "argv") => return Ok(Kind::Argv),
+        ("char", 1, 1, "array_of_commands") => {
+            return count()
+                .map(|count| Kind::Strings { count })
+                .ok_or_else(|| format!("parameter '{}': strings without count", p.name))
+        }
+        ("char", 2, 1, "array_of_argv") => {
+            return count()
+                .map(|count| Kind::ArgvLists { count })
+                .ok_or_else(|| format!("parameter '{}': argv lists without count", p.name))
+        }
+        _ => {}
     }
     match (p.base.as_str(), ind) {
         ("int", 0) => Ok(Kind::Value(Scalar::Int)),
@@ -154,13 +274,7 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
             None => reject("indices without outcount"),
         },
         ("int" | "MPI_Aint" | "MPI_Count" | "MPI_Offset" | "MPI_Status" | "void", 1)
-        | ("int", 2) => {
-            if p.base == "void" && p.name == "extra_state" {
-                reject("extra state of a callback")
-            } else {
-                Ok(Kind::Address)
-            }
-        }
+        | ("int", 2) => Ok(Kind::Address),
         ("char", 1) if p.is_const => Ok(Kind::StringIn),
         ("char", 1) => Ok(Kind::StringOut),
         ("char", _) => reject("array of strings (argv)"),
@@ -180,18 +294,56 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
     }
 }
 
-/// Attribute callbacks of MPI-2 keyvals (the MPI-1 `MPI_Copy_function` takes `INTEGER`
-/// attribute values in Fortran and is not supported).
-fn attr_callback(ty: &str) -> Option<Trampoline> {
-    match ty {
+/// The trampoline through which C calls the procedure passed as `p`, if it needs one.
+fn trampoline(p: &CParam) -> Option<Trampoline> {
+    Some(match p.base.as_str() {
         "MPI_Comm_copy_attr_function"
         | "MPI_Type_copy_attr_function"
-        | "MPI_Win_copy_attr_function" => Some(Trampoline::Copy),
+        | "MPI_Win_copy_attr_function"
+        | "MPI_Copy_function" => Trampoline::Copy,
         "MPI_Comm_delete_attr_function"
         | "MPI_Type_delete_attr_function"
-        | "MPI_Win_delete_attr_function" => Some(Trampoline::Delete),
-        _ => None,
-    }
+        | "MPI_Win_delete_attr_function"
+        | "MPI_Delete_function" => Trampoline::Delete,
+        "MPI_Grequest_query_function" => Trampoline::GrequestQuery,
+        "MPI_Grequest_free_function" => Trampoline::GrequestFree,
+        "MPI_Grequest_cancel_function" => Trampoline::GrequestCancel,
+        "MPI_Datarep_conversion_function" | "MPI_Datarep_conversion_function_c" => {
+            let wide = p.base.ends_with("_c");
+            if p.name.starts_with("read") {
+                Trampoline::DatarepRead { wide }
+            } else {
+                Trampoline::DatarepWrite { wide }
+            }
+        }
+        "MPI_Datarep_extent_function" => Trampoline::DatarepExtent,
+        _ => return None,
+    })
+}
+
+/// The record standing for the extra state of `f`, which holds the procedures C calls
+/// through trampolines.
+fn callback_record(f: &Prototype) -> Option<Kind> {
+    let called: Vec<(Trampoline, String)> = f
+        .params
+        .iter()
+        .filter_map(|p| trampoline(p).map(|t| (t, p.name.clone())))
+        .collect();
+    let record = match called.first()?.0 {
+        Trampoline::Copy | Trampoline::Delete => Record::Keyval {
+            narrow: f.name == "MPI_Keyval_create",
+        },
+        Trampoline::GrequestQuery | Trampoline::GrequestFree | Trampoline::GrequestCancel => {
+            Record::Grequest
+        }
+        Trampoline::DatarepRead { .. }
+        | Trampoline::DatarepWrite { .. }
+        | Trampoline::DatarepExtent => Record::Datarep,
+    };
+    Some(Kind::CallbackRecord {
+        record,
+        procedures: called.into_iter().map(|(_, name)| name).collect(),
+    })
 }
 
 /// The Fortran expression (over the wrapper's `a_` dummies) for the number of handles in
@@ -199,7 +351,9 @@ fn attr_callback(ty: &str) -> Option<Trampoline> {
 fn handle_array_length(f: &Prototype, p: &CParam) -> Option<String> {
     let count_of = |names: &[&str]| other_param(f, names).map(|c| format!("a_{}", c.name));
     match p.name.as_str() {
-        "array_of_requests" | "array_of_types" => count_of(&["count", "incount"]),
+        "array_of_requests" | "array_of_types" | "array_of_info" => {
+            count_of(&["count", "incount"])
+        }
         "array_of_datatypes" => count_of(&["max_datatypes"]),
         // Alltoallw takes one type per process of the (remote) group; the neighbourhood
         // version one per out- (send) or in-neighbour (receive) of the topology.

@@ -21,25 +21,41 @@ const FORTRAN_ONLY: &[(&str, i64)] = &[
     ("MPI_INTEGER_KIND", 4),
 ];
 
-/// Sentinel variables: name, Fortran shape, common block. The library's support module
-/// (fortran/support.f90) declares the same blocks and maps their addresses to C values.
-pub const SENTINELS: &[(&str, &str, &str)] = &[
-    ("MPI_BOTTOM", "", "crossmpi_bottom"),
-    ("MPI_IN_PLACE", "", "crossmpi_in_place"),
-    ("MPI_BUFFER_AUTOMATIC", "", "crossmpi_buffer_automatic"),
+/// Sentinel variables: name, Fortran type and shape, common block. The library's
+/// support module (fortran/support.f90) declares the same blocks and maps their
+/// addresses to C values.
+pub const SENTINELS: &[(&str, &str, &str, &str)] = &[
+    ("MPI_BOTTOM", "integer", "", "crossmpi_bottom"),
+    ("MPI_IN_PLACE", "integer", "", "crossmpi_in_place"),
+    (
+        "MPI_BUFFER_AUTOMATIC",
+        "integer",
+        "",
+        "crossmpi_buffer_automatic",
+    ),
     (
         "MPI_STATUS_IGNORE",
+        "integer",
         "(MPI_STATUS_SIZE)",
         "crossmpi_status_ignore",
     ),
     (
         "MPI_STATUSES_IGNORE",
+        "integer",
         "(MPI_STATUS_SIZE,1)",
         "crossmpi_statuses_ignore",
     ),
-    ("MPI_ERRCODES_IGNORE", "(1)", "crossmpi_errcodes_ignore"),
-    ("MPI_UNWEIGHTED", "(1)", "crossmpi_unweighted"),
-    ("MPI_WEIGHTS_EMPTY", "(1)", "crossmpi_weights_empty"),
+    (
+        "MPI_ERRCODES_IGNORE",
+        "integer",
+        "(1)",
+        "crossmpi_errcodes_ignore",
+    ),
+    ("MPI_UNWEIGHTED", "integer", "(1)", "crossmpi_unweighted"),
+    ("MPI_WEIGHTS_EMPTY", "integer", "(1)", "crossmpi_weights_empty"),
+    // Passed where MPI_COMM_SPAWN(_MULTIPLE) takes CHARACTER arrays.
+    ("MPI_ARGV_NULL", "character", "(1)", "crossmpi_argv_null"),
+    ("MPI_ARGVS_NULL", "character", "(1)", "crossmpi_argvs_null"),
 ];
 
 /// Names whose Fortran meaning differs from C's (in C, MPI_SOURCE etc. are struct
@@ -93,12 +109,12 @@ pub fn declarations(constants: &[Constant], style: Style) -> Result<String, Stri
         }
     }
     out.push_str("! Sentinels: the library recognises these variables by address\n");
-    for (name, shape, block) in SENTINELS {
+    for (name, ty, shape, block) in SENTINELS {
         if style == Style::F08 && is_status(name) {
             let shape = if shape.contains(',') { "(1)" } else { "" };
             let _ = writeln!(out, "      type(MPI_Status) {name}{shape}");
         } else {
-            let _ = writeln!(out, "      integer {name}{shape}");
+            let _ = writeln!(out, "      {ty} {name}{shape}");
         }
         let _ = writeln!(out, "      common /{block}/ {name}");
     }
@@ -113,9 +129,15 @@ fn declare(out: &mut String, name: &str, ty: &str, value: &str) {
     let _ = writeln!(out, "      parameter ({name}={value})");
 }
 
-/// The predefined attribute callbacks (procedures of fortran/special.f90), declared
-/// `EXTERNAL` so programs can pass them to MPI_*_create_keyval.
+/// The predefined callbacks (procedures of fortran/special.f90 and support.f90),
+/// declared `EXTERNAL` so programs can pass them to MPI_*_create_keyval,
+/// MPI_KEYVAL_CREATE and MPI_REGISTER_DATAREP.
 const PREDEFINED_CALLBACKS: &[&str] = &[
+    "MPI_NULL_COPY_FN",
+    "MPI_DUP_FN",
+    "MPI_NULL_DELETE_FN",
+    "MPI_CONVERSION_FN_NULL",
+    "MPI_CONVERSION_FN_NULL_C",
     "MPI_COMM_NULL_COPY_FN",
     "MPI_COMM_DUP_FN",
     "MPI_COMM_NULL_DELETE_FN",

@@ -1,8 +1,10 @@
 //! Emits the `mpi_f08` module. Its handle types hold one `INTEGER` (`MPI_VAL`) and
 //! `TYPE(MPI_Status)` is the 8 integers of the C status, so an actual argument of these
 //! types is passed exactly like the `INTEGER` of `mpif.h`: the module declares the same
-//! external procedures (`mpi_send_`...) with `ierror` optional, and the library needs no
-//! second set of wrappers (docs/fortran.md).
+//! external procedures with `ierror` optional, and the library needs no second set of
+//! wrappers: the specific names `MPI_Send_f08`/`PMPI_Send_f08` of the generics
+//! `MPI_Send`/`PMPI_Send` are linker aliases of `mpi_send_`/`pmpi_send_`
+//! (docs/fortran.md).
 
 use crate::constants::{self, Style};
 use crate::header::Header;
@@ -36,7 +38,7 @@ pub fn module(h: &Header, interfaces: &str) -> Result<String, String> {
          module mpi_f08\n  implicit none\n{types}\
          \x20 type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    \
          integer :: MPI_internal(5)\n  end type\n\
-         {}{}{operators}\n  interface\n{interfaces}\n  end interface\n\
+         {}{}{operators}\n{interfaces}\n\
          include 'special_interfaces.inc'\ncontains\n{functions}end module mpi_f08\n",
         constants::declarations(&h.constants, Style::F08)?,
         constants::callback_declarations(),

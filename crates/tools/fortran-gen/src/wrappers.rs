@@ -2,8 +2,8 @@
 //! is gfortran's name for the MPI routine (`mpi_send_`), which converts what differs
 //! between the languages and calls the C function through a `bind(C)` interface.
 
-use crate::classify::{Kind, Scalar, Trampoline};
-use crate::header::Prototype;
+use crate::classify::{Kind, Scalar};
+use crate::header::{CParam, Prototype};
 use std::fmt::Write;
 
 /// The symbol gfortran calls for an external procedure named `name`.
@@ -27,8 +27,19 @@ struct Parts {
 impl Parts {
     fn add(&mut self, name: &str, kind: &Kind) {
         let a = format!("a_{name}");
+        if let Kind::Omitted { by_value } = kind {
+            let (ty, value) = if *by_value {
+                ("integer(c_int)", "0_c_int")
+            } else {
+                ("type(c_ptr)", "c_null_ptr")
+            };
+            self.c_decls.push(format!("{ty}, value :: {name}"));
+            self.actuals.push(value.into());
+            return;
+        }
         self.dummies.push(a.clone());
         match kind {
+            Kind::Omitted { .. } => {}
             Kind::Value(s) => {
                 self.decls.push(format!("integer({}) :: {a}", s.c_kind()));
                 self.c_decls
@@ -110,21 +121,37 @@ impl Parts {
                     .push(format!("type(c_funptr), value :: {name}"));
                 self.actuals.push(a);
             }
-            Kind::AttrCallback(t) => {
-                let trampoline = match t {
-                    Trampoline::Copy => "crossmpi_copy_trampoline",
-                    Trampoline::Delete => "crossmpi_delete_trampoline",
-                };
+            Kind::Trampolined(t) => {
                 self.decls.push(format!("type(c_funptr), value :: {a}"));
                 self.c_decls
                     .push(format!("type(c_funptr), value :: {name}"));
-                self.actuals.push(format!("c_funloc({trampoline})"));
+                self.actuals.push(t.c_function(&a));
             }
-            Kind::KeyvalRecord { copy, delete } => {
-                self.decls.push(format!("integer(c_intptr_t) :: {a}"));
+            Kind::CallbackRecord { record, procedures } => {
+                self.decls
+                    .push(format!("integer({}) :: {a}", record.extra_state_kind()));
                 self.c_decls.push(format!("type(c_ptr), value :: {name}"));
-                self.actuals
-                    .push(format!("crossmpi_keyval_record(a_{copy}, a_{delete}, {a})"));
+                self.actuals.push(record.constructor(procedures, &a));
+            }
+            Kind::Argv | Kind::Strings { .. } | Kind::ArgvLists { .. } => {
+                let (l, len) = (format!("l_{name}"), format!("{a}_len"));
+                self.decls.push(format!("type(c_ptr), value :: {a}"));
+                self.hidden.push(len.clone());
+                self.decls
+                    .push(format!("integer(c_size_t), value :: {len}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals
+                    .push(format!("type(crossmpi_string_list), target :: {l}"));
+                self.before.push(match kind {
+                    Kind::Strings { count } => {
+                        format!("call crossmpi_strings_in({a}, {len}, {count}, {l})")
+                    }
+                    Kind::ArgvLists { count } => {
+                        format!("call crossmpi_argv_lists_in({a}, {len}, {count}, {l})")
+                    }
+                    _ => format!("call crossmpi_argv_in({a}, {len}, {l})"),
+                });
+                self.actuals.push(format!("{l}%c"));
             }
             Kind::AttrIn { wide } => {
                 self.decls
@@ -233,21 +260,31 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     out
 }
 
-/// The explicit interface the `mpi` module gives a routine: choice-like arguments accept
-/// any type, kind and rank (as Open MPI's `use mpi` does with gfortran), strings are
-/// `CHARACTER(*)`, callbacks are procedures, and `ierror` is an `INTEGER`, required in
-/// `mpi` and optional in `mpi_f08`.
-pub fn interface(f: &Prototype, kinds: &[Kind], optional_ierror: bool) -> String {
-    let mut names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+/// The explicit interface the `mpi` module gives the routine `name` (`MPI_Send`,
+/// `PMPI_Send`, or `MPI_Send_f08` in `mpi_f08`) with the arguments of `f`: choice-like
+/// arguments accept any type, kind and rank (as Open MPI's `use mpi` does with
+/// gfortran), strings are `CHARACTER(*)`, callbacks are procedures, and `ierror` is an
+/// `INTEGER`, required in `mpi` and optional in `mpi_f08`.
+pub fn interface(name: &str, f: &Prototype, kinds: &[Kind], optional_ierror: bool) -> String {
+    let params: Vec<(&CParam, &Kind)> = f
+        .params
+        .iter()
+        .zip(kinds)
+        .filter(|(_, k)| !matches!(k, Kind::Omitted { .. }))
+        .collect();
+    let mut names: Vec<String> = params.iter().map(|(p, _)| p.name.clone()).collect();
     names.push("ierror".into());
-    let mut out = format!("  subroutine {}({})\n", f.name, continued(&names, "      "));
-    for (p, k) in f.params.iter().zip(kinds) {
+    let mut out = format!("  subroutine {name}({})\n", continued(&names, "      "));
+    for (p, k) in params {
         let n = &p.name;
         match k {
             Kind::StringIn | Kind::StringOut => {
                 let _ = writeln!(out, "    character(len=*) :: {n}");
             }
-            Kind::Procedure | Kind::AttrCallback(_) => {
+            Kind::Argv | Kind::Strings { .. } | Kind::ArgvLists { .. } => {
+                let _ = writeln!(out, "    character(len=*) :: {n}(*)");
+            }
+            Kind::Procedure | Kind::Trampolined(_) => {
                 let _ = writeln!(out, "    external :: {n}");
             }
             _ => {
