@@ -1,5 +1,6 @@
 //! Pack/unpack throughput of the datatype engine, printed in GB/s of packed data.
-//! Run: cargo run --release -p crossmpi-datatype --example pack_bench
+//! Run: cargo run --release -p crossmpi-datatype --example pack_bench [NAME_PART]
+//! (only the cases whose name contains NAME_PART, e.g. to profile one of them).
 //! Cases: contiguous; vector(N,1,2,double), vector(N,4,8,double) and vectors with 64 B /
 //! 1 KiB blocks; a matrix column; an irregular indexed type; a struct {int; double; char}
 //! counted N times; each also packed in 64 KiB fragments (the pipelined large-message
@@ -23,7 +24,15 @@ fn best_secs(reps: u32, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Whether the case is selected by the command line.
+fn selected(name: &str) -> bool {
+    name.contains(&std::env::args().nth(1).unwrap_or_default())
+}
+
 fn bench(name: &str, t: &Datatype, count: u64) {
+    if !selected(name) {
+        return;
+    }
     let (lo, hi) = t.span(count);
     assert!(lo >= 0);
     let mut buf = vec![1u8; hi as usize];
@@ -91,6 +100,9 @@ fn main() {
 
 /// Packs a 512-byte vector whole, again and again: what a small message pays per call.
 fn small(t: &Datatype) {
+    if !selected("vector(64,1,2,double) whole") {
+        return;
+    }
     let (_, hi) = t.span(1);
     let buf = vec![1u8; hi as usize];
     let mut packed = vec![0u8; t.packed_size(1) as usize];

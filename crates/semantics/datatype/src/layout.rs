@@ -207,19 +207,16 @@ impl Node {
         }
     }
 
-    /// Visits, in stream order, the contiguous runs holding packed bytes `[skip, ..)` of
-    /// this layout placed at `base`, as (address, length); the first run is cut to start
-    /// at `skip`. Stops as soon as `visit` returns false, and then returns false.
-    pub(crate) fn walk<F: FnMut(i64, u64) -> bool>(
-        &self,
-        base: i64,
-        skip: u64,
-        visit: &mut F,
-    ) -> bool {
+    /// Hands `sink`, in stream order, the contiguous runs holding packed bytes
+    /// `[skip, ..)` of this layout placed at `base`, as addresses; the first run is cut
+    /// to start at `skip`. Stops once the sink has nothing left to move.
+    pub(crate) fn walk<R: RunSink>(&self, base: i64, skip: u64, sink: &mut R) {
         match self {
-            Node::Empty => true,
+            Node::Empty => {}
             Node::Block { disp, len } => {
-                skip >= *len || visit(base + disp + skip as i64, len - skip)
+                if skip < *len {
+                    sink.run(base + disp + skip as i64, len - skip);
+                }
             }
             Node::Repeat {
                 disp,
@@ -228,57 +225,98 @@ impl Node {
                 child,
                 child_size,
             } => {
-                let first = skip / child_size;
+                let mut k = skip / child_size;
                 let mut inner_skip = skip % child_size;
-                let mut at = base + disp + first as i64 * stride;
+                let at = |k: u64| base + disp + k as i64 * stride;
                 if let Node::Block { disp: cd, len } = **child {
-                    // The common strided case: one copy per block, no recursion.
-                    for _ in first..*count {
-                        if !visit(at + cd + inner_skip as i64, len - inner_skip) {
-                            return false;
+                    // The common strided case: whole blocks in one loop of the sink, the
+                    // cut first and last blocks on their own.
+                    if inner_skip > 0 {
+                        sink.run(at(k) + cd + inner_skip as i64, len - inner_skip);
+                        k += 1;
+                    }
+                    let whole = (count - k).min(sink.remaining() / len);
+                    if whole > 0 {
+                        sink.strided(at(k) + cd, *stride, len, whole);
+                        k += whole;
+                    }
+                    if k < *count && sink.remaining() > 0 {
+                        sink.run(at(k) + cd, len);
+                    }
+                    return;
+                }
+                if let Node::Blocks { disp: cd, runs, .. } = &**child {
+                    // Elements of a struct or indexed type: the same runs at each step,
+                    // without a search per element.
+                    if inner_skip > 0 {
+                        child.walk(at(k), inner_skip, sink);
+                        k += 1;
+                    }
+                    while k < *count && sink.remaining() > 0 {
+                        let element = at(k) + cd;
+                        for &(d, len) in runs.iter() {
+                            sink.run(element + d, len);
                         }
-                        inner_skip = 0;
-                        at += stride;
+                        k += 1;
                     }
-                    return true;
+                    return;
                 }
-                for _ in first..*count {
-                    if !child.walk(at, inner_skip, visit) {
-                        return false;
-                    }
+                while k < *count && sink.remaining() > 0 {
+                    child.walk(at(k), inner_skip, sink);
                     inner_skip = 0;
-                    at += stride;
+                    k += 1;
                 }
-                true
             }
             Node::Blocks { disp, runs, starts } => {
-                let first = starts.partition_point(|&s| s <= skip) - 1;
+                let first = Node::find(starts, skip);
                 let mut inner_skip = skip - starts[first];
                 for &(d, len) in &runs[first..] {
-                    if !visit(base + disp + d + inner_skip as i64, len - inner_skip) {
-                        return false;
+                    if sink.remaining() == 0 {
+                        return;
                     }
+                    sink.run(base + disp + d + inner_skip as i64, len - inner_skip);
                     inner_skip = 0;
                 }
-                true
             }
             Node::Seq {
                 disp,
                 parts,
                 starts,
             } => {
-                let first = starts.partition_point(|&s| s <= skip) - 1;
+                let first = Node::find(starts, skip);
                 let mut inner_skip = skip - starts[first];
                 for part in &parts[first..] {
-                    if !part.walk(base + disp, inner_skip, visit) {
-                        return false;
+                    if sink.remaining() == 0 {
+                        return;
                     }
+                    part.walk(base + disp, inner_skip, sink);
                     inner_skip = 0;
                 }
-                true
             }
         }
     }
+
+    /// The item holding stream offset `skip`, given the items' `starts`; offset 0 (every
+    /// element after the first of a repetition) needs no search.
+    fn find(starts: &[u64], skip: u64) -> usize {
+        if skip == 0 {
+            0
+        } else {
+            starts.partition_point(|&s| s <= skip) - 1
+        }
+    }
+}
+
+/// What a layout walk feeds: moves the bytes of the runs it is given, in stream order,
+/// until its range of the stream is complete.
+pub(crate) trait RunSink {
+    /// Stream bytes still to move.
+    fn remaining(&self) -> u64;
+    /// Moves the first `min(len, remaining)` bytes of the run at address `at`.
+    fn run(&mut self, at: i64, len: u64);
+    /// Moves `count` whole runs of `len` bytes at `at + k * stride`; the caller has
+    /// checked that `count * len <= remaining`.
+    fn strided(&mut self, at: i64, stride: i64, len: u64, count: u64);
 }
 
 fn push_run(runs: &mut Vec<Run>, run: Run) {

@@ -4,7 +4,7 @@
 //! copy in all.
 
 use crate::datatype::Datatype;
-use crate::layout::Node;
+use crate::layout::{Node, RunSink};
 
 impl Datatype {
     /// The layout of `count` elements placed at the buffer address.
@@ -38,31 +38,12 @@ impl Datatype {
         );
     }
 
-    /// Calls `copy(buffer index, stream index, length)` for each contiguous run holding
-    /// stream bytes `[offset, offset + len)`, in stream order.
-    #[allow(clippy::too_many_arguments)] // pack and unpack pass their arguments through
-    fn for_each_run(
-        &self,
-        function: &str,
-        buf_len: usize,
-        origin: isize,
-        count: u64,
-        offset: u64,
-        len: usize,
-        mut copy: impl FnMut(usize, usize, usize),
-    ) {
-        self.check_bounds(function, buf_len, origin, count, offset, len);
-        if len == 0 {
-            return;
+    /// Walks the layout of `count` elements at buffer index `origin` from stream byte
+    /// `offset` into `sink` (bounds already checked).
+    fn transfer<R: RunSink>(&self, origin: isize, count: u64, offset: u64, sink: &mut R) {
+        if sink.remaining() > 0 {
+            self.layout_of(count).walk(origin as i64, offset, sink);
         }
-        let mut done = 0;
-        self.layout_of(count)
-            .walk(origin as i64, offset, &mut |at, run| {
-                let n = (run as usize).min(len - done);
-                copy(at as usize, done, n);
-                done += n;
-                done < len
-            });
     }
 
     /// Packs bytes `[offset, offset + out.len())` of the packed stream of `count`
@@ -75,16 +56,21 @@ impl Datatype {
     /// absolute displacements the base address (0) is far below the data, so the MPI
     /// layer passes the slice of addresses `[span.0, span.1)` and origin `-span.0`.
     pub fn pack_at(&self, buf: &[u8], origin: isize, count: u64, offset: u64, out: &mut [u8]) {
-        let len = out.len();
-        self.for_each_run(
+        self.check_bounds(
             "Datatype::pack",
             buf.len(),
             origin,
             count,
             offset,
-            len,
-            |at, done, n| copy_run(&mut out[done..done + n], &buf[at..at + n]),
+            out.len(),
         );
+        let mut gather = Transfer::<true> {
+            stream_len: out.len(),
+            src: buf,
+            dst: out,
+            done: 0,
+        };
+        self.transfer(origin, count, offset, &mut gather);
     }
 
     /// The inverse of `pack`: writes stream bytes `[offset, offset + input.len())` into `buf`.
@@ -94,32 +80,114 @@ impl Datatype {
 
     /// As `unpack`, with an origin that may lie before the buffer (see `pack_at`).
     pub fn unpack_at(&self, input: &[u8], buf: &mut [u8], origin: isize, count: u64, offset: u64) {
-        let buf_len = buf.len();
-        self.for_each_run(
+        self.check_bounds(
             "Datatype::unpack",
-            buf_len,
+            buf.len(),
             origin,
             count,
             offset,
             input.len(),
-            |at, done, n| copy_run(&mut buf[at..at + n], &input[done..done + n]),
         );
+        let mut scatter = Transfer::<false> {
+            stream_len: input.len(),
+            src: input,
+            dst: buf,
+            done: 0,
+        };
+        self.transfer(origin, count, offset, &mut scatter);
     }
 }
 
-/// Copies one run. Runs of the common element sizes are copied as fixed-size values
-/// (a register move) instead of through a memcpy call, which for 8-byte blocks costs
-/// more than the copy itself.
+/// Moves bytes between the user buffer and a range of the packed stream: from buffer to
+/// stream (gather) when `PACK`, from stream to buffer (scatter) otherwise. The direction
+/// is a constant so that each copy loop is compiled for one direction.
+struct Transfer<'a, const PACK: bool> {
+    src: &'a [u8],
+    dst: &'a mut [u8],
+    stream_len: usize,
+    /// Stream bytes moved so far: the stream index of the next one.
+    done: usize,
+}
+
+impl<const PACK: bool> Transfer<'_, PACK> {
+    /// (source index, destination index) of the next stream byte at buffer index `at`.
+    #[inline(always)]
+    fn ends(&self, at: i64) -> (usize, usize) {
+        // `check_bounds` has placed every run inside the buffer, so `at` is an index.
+        let at = at as usize;
+        if PACK {
+            (at, self.done)
+        } else {
+            (self.done, at)
+        }
+    }
+
+    /// Moves one run of exactly `N` bytes: a register load and store.
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, at: i64) {
+        let (s, d) = self.ends(at);
+        self.dst[d..d + N].copy_from_slice(&self.src[s..s + N]);
+        self.done += N;
+    }
+
+    fn strided_fixed<const N: usize>(&mut self, mut at: i64, stride: i64, count: u64) {
+        for _ in 0..count {
+            self.fixed::<N>(at);
+            at += stride;
+        }
+    }
+}
+
+impl<const PACK: bool> RunSink for Transfer<'_, PACK> {
+    #[inline(always)]
+    fn remaining(&self) -> u64 {
+        (self.stream_len - self.done) as u64
+    }
+
+    #[inline(always)]
+    fn run(&mut self, at: i64, len: u64) {
+        let n = (len as usize).min(self.stream_len - self.done);
+        let (s, d) = self.ends(at);
+        copy_bytes(&mut self.dst[d..d + n], &self.src[s..s + n]);
+        self.done += n;
+    }
+
+    /// Blocks of the sizes of basic types (a vector of one element per block, a matrix
+    /// column) get a loop of fixed-size moves; other sizes a loop of `run`.
+    fn strided(&mut self, at: i64, stride: i64, len: u64, count: u64) {
+        match len {
+            1 => self.strided_fixed::<1>(at, stride, count),
+            2 => self.strided_fixed::<2>(at, stride, count),
+            4 => self.strided_fixed::<4>(at, stride, count),
+            8 => self.strided_fixed::<8>(at, stride, count),
+            16 => self.strided_fixed::<16>(at, stride, count),
+            _ => {
+                for k in 0..count as i64 {
+                    self.run(at + k * stride, len);
+                }
+            }
+        }
+    }
+}
+
+/// Copies a run of any length. Short runs, the usual pieces of derived types, take at
+/// most two overlapping fixed-size moves instead of a call to memcpy, which for a few
+/// bytes costs more than the copy itself.
 #[inline(always)]
-fn copy_run(dst: &mut [u8], src: &[u8]) {
-    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) {
-        let value: [u8; N] = src.try_into().unwrap_or([0; N]);
-        dst.copy_from_slice(&value);
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    fn ends<const N: usize>(dst: &mut [u8], src: &[u8]) {
+        let n = src.len();
+        dst[..N].copy_from_slice(&src[..N]);
+        dst[n - N..].copy_from_slice(&src[n - N..]);
     }
     match src.len() {
-        4 => fixed::<4>(dst, src),
-        8 => fixed::<8>(dst, src),
-        16 => fixed::<16>(dst, src),
+        0 => {}
+        1 => dst[0] = src[0],
+        2..=3 => ends::<2>(dst, src),
+        4..=7 => ends::<4>(dst, src),
+        8..=15 => ends::<8>(dst, src),
+        16..=31 => ends::<16>(dst, src),
+        32..=64 => ends::<32>(dst, src),
         _ => dst.copy_from_slice(src),
     }
 }

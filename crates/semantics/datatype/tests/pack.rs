@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{byte_map, check_pack, Rng};
+use common::{byte_map, check_pack, check_windows, Rng};
 use crossmpi_datatype::{Basic, Datatype};
 
 fn int() -> Datatype {
@@ -186,4 +186,99 @@ fn long_block_lists_nest_instead_of_multiplying() {
     let outer = Datatype::hindexed_block(1, &outer_ds, &inner).unwrap();
     let map = byte_map(&outer);
     check_pack(&outer, &map, 1);
+}
+
+#[test]
+fn strided_blocks_of_every_small_size_in_every_window() {
+    // Block sizes around the fixed-size copies (1, 2, 4, 8, 16 bytes) and the
+    // overlapping short copies (up to 64 bytes), odd block counts, positive and negative
+    // strides, every alignment of the buffer address.
+    let byte = Datatype::basic(Basic::Byte);
+    let mut cases = 0;
+    for blocklen in [
+        1u64, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 64, 65,
+    ] {
+        for (count, gap) in [(1u64, 1i64), (3, 3), (5, 8)] {
+            let stride = blocklen as i64 + gap;
+            for stride in [stride, -stride] {
+                let t = Datatype::hvector(count, blocklen, stride, &byte).unwrap();
+                let map = byte_map(&t);
+                for shift in [0, 1, 3, 7] {
+                    // Two elements when small: the top-level repetition of the vector.
+                    let elements = if blocklen * count <= 48 { 2 } else { 1 };
+                    check_windows(&t, &map, elements, shift);
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 17 * 3 * 2 * 4);
+}
+
+#[test]
+fn vectors_of_basic_types_in_every_window() {
+    // vector(N, 1, 2, double), vector(N, 4, 8, double) and blocks of the other basic
+    // sizes: the strided loops of fixed-size moves, cut at every stream offset.
+    for (basic, blocklen, stride) in [
+        (Basic::Double, 1, 2),
+        (Basic::Double, 4, 8),
+        (Basic::Double, 1, -3),
+        (Basic::Char, 1, 3),
+        (Basic::Short, 1, 2),
+        (Basic::Int, 1, 5),
+        (Basic::LongDouble, 1, 2),
+        (Basic::DoubleComplex, 1, 2),
+        (Basic::Int, 3, 4),
+    ] {
+        let t = Datatype::vector(7, blocklen, stride, &Datatype::basic(basic)).unwrap();
+        let map = byte_map(&t);
+        for shift in [0, 5] {
+            check_windows(&t, &map, 1, shift);
+            check_windows(&t, &map, 2, shift);
+        }
+    }
+}
+
+#[test]
+fn repeated_structs_and_indexed_types_in_every_window() {
+    // Elements made of several runs (4 and 9 bytes here; then 1, 3 and 2 ints):
+    // the same runs at each element, the first element cut at any offset.
+    let st = Datatype::structure(
+        &[1, 1, 1],
+        &[0, 8, 16],
+        &[
+            int(),
+            Datatype::basic(Basic::Double),
+            Datatype::basic(Basic::Char),
+        ],
+    )
+    .unwrap();
+    let indexed = Datatype::indexed(&[1, 3, 2], &[0, 2, 7], &int()).unwrap();
+    for t in [&st, &indexed] {
+        let map = byte_map(t);
+        for count in [0, 1, 5] {
+            for shift in [0, 1, 6] {
+                check_windows(t, &map, count, shift);
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_counts_and_empty_windows_move_nothing() {
+    let t = Datatype::vector(3, 1, 2, &Datatype::basic(Basic::Double)).unwrap();
+    let buf = [9u8; 40];
+    let mut none: [u8; 0] = [];
+    t.pack(&buf, 0, 0, 0, &mut none);
+    // An empty window at the end of the stream, and in its middle.
+    t.pack(&buf, 0, 1, 24, &mut none);
+    t.pack(&buf, 0, 1, 11, &mut none);
+    let mut back = [0u8; 40];
+    t.unpack(&[], &mut back, 0, 1, 11);
+    t.unpack(&[], &mut back, 0, 0, 0);
+    assert_eq!(back, [0u8; 40]);
+    // A type without data packs to nothing at any count.
+    let empty = Datatype::contiguous(0, &int()).unwrap();
+    empty.pack(&[], 0, 5, 0, &mut none);
+    assert_eq!(empty.packed_size(5), 0);
 }

@@ -146,3 +146,36 @@ pub fn check_pack(t: &Datatype, map: &[i64], count: u64) {
         assert_eq!(back, want, "unpack of {t:?} from {split}");
     }
 }
+
+/// Checks pack and unpack of every window `[a, b)` of the stream of `count` elements of
+/// `t`, with the buffer address `shift` bytes past an allocation's start (0..8 covers
+/// every alignment of 8-byte loads), against `map`.
+pub fn check_windows(t: &Datatype, map: &[i64], count: u64, shift: usize) {
+    let full = byte_map_n(t, map, count);
+    let (lo, hi) = t.span(count);
+    let origin = (-lo).max(0) as usize + shift;
+    let len = (origin as i64 + hi.max(0)) as usize + 5;
+    let buf: Vec<u8> = (0..len).map(|i| (i * 13 + 7) as u8).collect();
+    let expect: Vec<u8> = full
+        .iter()
+        .map(|&d| buf[(origin as i64 + d) as usize])
+        .collect();
+    for a in 0..=full.len() {
+        for b in a..=full.len() {
+            let mut out = vec![0u8; b - a];
+            t.pack(&buf, origin, count, a as u64, &mut out);
+            assert_eq!(
+                out,
+                expect[a..b],
+                "pack of {t:?} x {count}, window {a}..{b}"
+            );
+            let mut back = vec![0u8; len];
+            t.unpack(&out, &mut back, origin, count, a as u64);
+            let mut want = vec![0u8; len];
+            for (k, &d) in full.iter().enumerate().take(b).skip(a) {
+                want[(origin as i64 + d) as usize] = expect[k];
+            }
+            assert_eq!(back, want, "unpack of {t:?} x {count}, window {a}..{b}");
+        }
+    }
+}
