@@ -1,0 +1,56 @@
+! ranks: 2
+! The profiling interface of mpi_f08: the program interposes the specific procedures
+! MPI_Barrier_f08 and MPI_Send_f08 (what a call of the generic MPI_Barrier or MPI_Send
+! reaches) and forwards to the PMPI_Barrier and PMPI_Send generics.
+module f08_counters
+  implicit none
+  integer :: barriers = 0, sends = 0
+end module
+
+subroutine MPI_Barrier_f08(comm, ierror)
+  use mpi_f08, only: MPI_Comm, PMPI_Barrier
+  use f08_counters
+  implicit none
+  type(MPI_Comm), intent(in) :: comm
+  integer, optional, intent(out) :: ierror
+  barriers = barriers + 1
+  call PMPI_Barrier(comm, ierror)
+end subroutine
+
+subroutine MPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)
+  use mpi_f08, only: MPI_Comm, MPI_Datatype, PMPI_Send
+  use f08_counters
+  implicit none
+  integer, intent(in) :: buf, count, dest, tag
+  type(MPI_Datatype), intent(in) :: datatype
+  type(MPI_Comm), intent(in) :: comm
+  integer, optional, intent(out) :: ierror
+  sends = sends + 1
+  call PMPI_Send(buf, count, datatype, dest, tag, comm, ierror)
+end subroutine
+
+program profiling_f08
+  use mpi_f08
+  use checks
+  use f08_counters
+  implicit none
+  integer :: ierr, rank, value
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Barrier(MPI_COMM_WORLD)
+  call check(barriers == 1, 'interposed MPI_Barrier_f08 called (ierror omitted)')
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call check(barriers == 2 .and. ierr == MPI_SUCCESS, 'interposed MPI_Barrier_f08 with ierror')
+  if (rank == 0) then
+    value = 23
+    call MPI_Send(value, 1, MPI_INTEGER, 1, 0, MPI_COMM_WORLD, ierr)
+    call check_success(ierr, 'PMPI_Send')
+    call check(sends == 1, 'interposed MPI_Send_f08 called')
+  else
+    call MPI_Recv(value, 1, MPI_INTEGER, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    call check(value == 23, 'message sent through PMPI_Send')
+  end if
+  call passed('profiling_f08')
+  call MPI_Finalize()
+end program
