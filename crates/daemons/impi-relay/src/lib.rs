@@ -1,0 +1,54 @@
+//! The IMPI relay: `impi-relay -relay RANK SERVER:PORT [-net ADDR] [-port P]`.
+//!
+//! It runs on a front-end with a private and a global side and lets a cluster whose
+//! hosts have private addresses join an IMPI job: towards the IMPI server and the other
+//! clients it is client RANK with ONE host holding all of the cluster's processes;
+//! towards the cluster it is the IMPI server, and every other client is ONE host at the
+//! relay's private address. It relays the startup dialogue rewriting the tables
+//! ([`rewrite`], [`startup`]), then the packets between the hosts of both sides
+//! rewriting `pk_src`/`pk_dest` ([`topology`], [`router`]). All protocol logic is sans-IO;
+//! [`io`] is the poll loop. See docs/impi-relay.md.
+
+pub mod io;
+pub mod options;
+pub mod rewrite;
+pub mod router;
+pub mod startup;
+pub mod topology;
+
+use options::Options;
+use std::io::Write;
+
+/// Entry point of `impi-relay` with its arguments (argv[0] excluded); returns the exit status.
+pub fn main(args: Vec<String>) -> i32 {
+    let opts = match Options::parse(&args, &|k| std::env::var(k).ok()) {
+        Ok(o) => o,
+        Err(msg) => {
+            if args
+                .iter()
+                .any(|a| a == "-h" || a == "--help" || a == "-help")
+            {
+                println!("{msg}");
+                return 0;
+            }
+            eprintln!("{msg}");
+            return 2;
+        }
+    };
+    let (listener, shown) = match io::bind(&opts) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("impi-relay: cannot listen on port {}: {e}", opts.port);
+            return 1;
+        }
+    };
+    println!("{shown}");
+    let _ = std::io::stdout().flush();
+    match io::run(listener, shown.ip(), &opts) {
+        Ok(()) => 0,
+        Err(msg) => {
+            eprintln!("{msg}");
+            1
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Command-line options of `impi-relay`, in GridMPI's single-dash form or with `--`, and
+//! the relay's tunables.
+
+use crate::router::RouterConfig;
+use crossmpi_impi::wire::startup::MAX_CLIENTS;
+use crossmpi_impi::wire::Limits;
+use std::net::IpAddr;
+use std::time::Duration;
+
+pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-net PRIVATE_ADDR] [-port P]
+                  [--global-addr ADDR] [-v]
+  -relay RANK SERVER:PORT  stand in for IMPI client RANK towards the IMPI server at
+                   SERVER:PORT; the private cluster runs `mpirun -client RANK ADDR:PORT`
+                   with the ADDR:PORT this relay prints
+  -net ADDR        the relay's address on the private network: it listens there and
+                   the cluster's hosts reach it there (default: listen on all addresses
+                   and use this host's first non-loopback address)
+  -port P          the port the cluster's agent connects to (default 0: any free port)
+  --global-addr ADDR  the address outside hosts reach the relay at (default: the
+                   address this host uses to reach the IMPI server)
+  -v               log every step to standard error
+The first line of standard output is the ADDR:PORT for `mpirun -client RANK`.";
+
+/// Default of `CROSSMPI_RELAY_CONNECT_TIMEOUT`: how long the relay retries reaching the
+/// IMPI server and the hosts it connects to. Thirty seconds covers a server started a
+/// little after the relay and hosts still opening their ports; a longer wait only delays
+/// the error when one is unreachable.
+pub const DEFAULT_CONNECT_SECS: u64 = 30;
+
+/// Default of `CROSSMPI_RELAY_BUFFER`: bytes queued towards one connection before its
+/// sources stop being read. 256 KiB keeps a 1 Gbit/s link busy across 2 ms of the
+/// receiver not reading, while 100 connections cost at most 25 MiB.
+pub const DEFAULT_BUFFER: usize = 256 << 10;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub rank: u32,
+    pub server: String,
+    pub net: Option<IpAddr>,
+    pub port: u16,
+    pub global_addr: Option<IpAddr>,
+    pub verbose: bool,
+    pub connect_timeout: Duration,
+    pub router: RouterConfig,
+    pub limits: Limits,
+}
+
+fn value<'a>(it: &mut impl Iterator<Item = &'a String>, flag: &str) -> Result<&'a str, String> {
+    it.next()
+        .map(String::as_str)
+        .ok_or_else(|| format!("impi-relay: option {flag} needs a value"))
+}
+
+fn ip(text: &str, flag: &str) -> Result<IpAddr, String> {
+    text.parse()
+        .map_err(|_| format!("impi-relay: {flag}: '{text}' is not an IP address"))
+}
+
+fn number<T: std::str::FromStr + PartialOrd>(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    default: T,
+    min: T,
+) -> Result<T, String> {
+    match env(name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<T>()
+            .ok()
+            .filter(|n| *n >= min)
+            .ok_or_else(|| format!("impi-relay: {name}={v:?} is not a whole number that large")),
+    }
+}
+
+impl Options {
+    /// Parses the arguments (argv[0] excluded); `env` looks up environment variables.
+    pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Options, String> {
+        let mut relay = None;
+        let mut net = None;
+        let mut port = 0u16;
+        let mut global_addr = None;
+        let mut verbose = false;
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let flag = arg.trim_start_matches('-');
+            if !arg.starts_with('-') || flag.is_empty() {
+                return Err(format!("impi-relay: unexpected argument '{arg}'\n{USAGE}"));
+            }
+            match flag {
+                "relay" => {
+                    let r = value(&mut it, arg)?;
+                    let rank = r.parse::<u32>().ok().filter(|&n| n < MAX_CLIENTS).ok_or_else(|| {
+                        format!("impi-relay: -relay: '{r}' is not a client rank in 0..{MAX_CLIENTS}")
+                    })?;
+                    let server = value(&mut it, arg)?;
+                    if !server.contains(':') {
+                        return Err(format!("impi-relay: -relay: '{server}' is not SERVER:PORT"));
+                    }
+                    relay = Some((rank, server.to_string()));
+                }
+                "net" => net = Some(ip(value(&mut it, arg)?, arg)?),
+                "port" => {
+                    let v = value(&mut it, arg)?;
+                    port = v.parse().map_err(|_| {
+                        format!("impi-relay: -port: '{v}' is not a port in 0..=65535")
+                    })?;
+                }
+                "global-addr" => global_addr = Some(ip(value(&mut it, arg)?, arg)?),
+                "v" | "verbose" => verbose = true,
+                "h" | "help" => return Err(USAGE.to_string()),
+                _ => return Err(format!("impi-relay: unknown option '{arg}'\n{USAGE}")),
+            }
+        }
+        let (rank, server) = relay
+            .ok_or_else(|| format!("impi-relay: -relay RANK SERVER:PORT is required\n{USAGE}"))?;
+        let connect = number(
+            env,
+            "CROSSMPI_RELAY_CONNECT_TIMEOUT",
+            DEFAULT_CONNECT_SECS,
+            1,
+        )?;
+        let send_buffer = number(env, "CROSSMPI_RELAY_BUFFER", DEFAULT_BUFFER, 4096)?;
+        let limits = Limits::from_var(env("CROSSMPI_IMPI_MAX_MSG").as_deref())
+            .map_err(|e| format!("impi-relay: {e}"))?;
+        Ok(Options {
+            rank,
+            server,
+            net,
+            port,
+            global_addr,
+            verbose,
+            connect_timeout: Duration::from_secs(connect),
+            router: RouterConfig {
+                send_buffer,
+                ..RouterConfig::default()
+            },
+            limits,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str], env: &[(&str, &str)]) -> Result<Options, String> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Options::parse(&args, &|k| {
+            env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn gridmpi_form_and_defaults() {
+        let o = parse(
+            &[
+                "-relay",
+                "1",
+                "10.0.0.1:4000",
+                "-net",
+                "192.168.1.1",
+                "-port",
+                "9000",
+                "-v",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            (o.rank, o.server.as_str(), o.port, o.verbose),
+            (1, "10.0.0.1:4000", 9000, true)
+        );
+        assert_eq!(o.net, Some("192.168.1.1".parse().unwrap()));
+        assert_eq!(o.global_addr, None);
+        assert_eq!(o.router.send_buffer, DEFAULT_BUFFER);
+        assert_eq!(o.connect_timeout, Duration::from_secs(30));
+        let o = parse(
+            &["--relay", "0", "h:1", "--global-addr", "::1"],
+            &[
+                ("CROSSMPI_RELAY_BUFFER", "8192"),
+                ("CROSSMPI_RELAY_CONNECT_TIMEOUT", "3"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(o.global_addr, Some("::1".parse().unwrap()));
+        assert_eq!(
+            (o.router.send_buffer, o.connect_timeout.as_secs()),
+            (8192, 3)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_option_and_value() {
+        assert!(parse(&[], &[])
+            .unwrap_err()
+            .contains("-relay RANK SERVER:PORT is required"));
+        assert!(parse(&["-relay", "32", "a:1"], &[])
+            .unwrap_err()
+            .contains("'32'"));
+        assert!(parse(&["-relay", "1"], &[])
+            .unwrap_err()
+            .contains("needs a value"));
+        assert!(parse(&["-relay", "1", "nohost"], &[])
+            .unwrap_err()
+            .contains("'nohost'"));
+        assert!(parse(&["-relay", "1", "a:1", "-net", "x"], &[])
+            .unwrap_err()
+            .contains("'x'"));
+        assert!(parse(&["-relay", "1", "a:1", "-bogus"], &[])
+            .unwrap_err()
+            .contains("'-bogus'"));
+        let e = parse(&["-relay", "1", "a:1"], &[("CROSSMPI_RELAY_BUFFER", "10")]).unwrap_err();
+        assert!(e.contains("CROSSMPI_RELAY_BUFFER"), "{e}");
+    }
+}

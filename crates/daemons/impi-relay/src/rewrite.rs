@@ -1,0 +1,538 @@
+//! The two views of the startup tables and the label-by-label rewriting between them.
+//!
+//! Outside, the relay's cluster (client `me`) is ONE host at the relay's global address,
+//! holding all of the cluster's processes. Inside, every other client is ONE host at the
+//! relay's private address (one listening port per client), holding that client's
+//! processes; the cluster's own hosts are shown unchanged. Labels are rewritten one at a
+//! time as they pass, so a lock-step client (LAM/MPI) works as well as a pipelined one.
+//!
+//! Process identities (`P_IPV6`, `P_PID`) must be unique in the whole job, but private
+//! clusters may use the same addresses. Outward, every address of the cluster's
+//! processes becomes a synthetic one naming the client and the address's index (pids are
+//! kept), so identities stay unique and processes that shared an address still share
+//! one. Inward, an outside address equal to one of the cluster's own is renamed the same
+//! way. The mapping is a deterministic function of the tables, so every relay of a
+//! cluster computes the same one.
+
+use crossmpi_impi::wire::addr::HostAddr;
+use crossmpi_impi::wire::label::Label;
+use crossmpi_impi::{Error, Result};
+use std::collections::BTreeMap;
+
+/// Byte 5 of a synthetic address: which rule made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renamed {
+    /// A cluster's own process address, shown outside by its relay.
+    Outward = 0,
+    /// An outside address that collided with an address of the relay's cluster.
+    Inward = 1,
+}
+
+/// `fd43:584d:50RR:00CC::IIII:IIII`: a unique-local IPv6 address (prefix `fd` + "CXMP")
+/// naming the rule R, the client C and the index I of the renamed address.
+pub fn synthetic_addr(rule: Renamed, client: u32, index: u32) -> HostAddr {
+    let mut b = [0u8; 16];
+    b[..5].copy_from_slice(&[0xfd, b'C', b'X', b'M', b'P']);
+    b[5] = rule as u8;
+    b[6..8].copy_from_slice(&(client as u16).to_be_bytes());
+    b[12..].copy_from_slice(&index.to_be_bytes());
+    HostAddr(b)
+}
+
+/// Where the relay stands: its client rank and its two addresses.
+#[derive(Debug, Clone)]
+pub struct RelayPlace {
+    pub me: u32,
+    /// Advertised outside in `H_IPV6`, with the port outside hosts connect to.
+    pub global: HostAddr,
+    pub global_port: u32,
+    /// Advertised inside as the address of every other client's host.
+    pub private: HostAddr,
+}
+
+fn be32s(data: &[u8]) -> Vec<u32> {
+    data.chunks_exact(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn words(vals: impl IntoIterator<Item = u32>) -> Vec<u8> {
+    vals.into_iter().flat_map(u32::to_be_bytes).collect()
+}
+
+fn invalid(what: &'static str, reason: String) -> Error {
+    Error::Invalid { what, reason }
+}
+
+/// Splits a reply into one chunk per client of `counts[c]` elements of `elem` bytes.
+fn split<'a>(label: Label, data: &'a [u8], counts: &[u32], elem: usize) -> Result<Vec<&'a [u8]>> {
+    let total: u64 = counts.iter().map(|&c| u64::from(c)).sum::<u64>() * elem as u64;
+    if total != data.len() as u64 {
+        return Err(Error::BadLength {
+            what: label.name(),
+            len: data.len() as u64,
+            expected: format!("{total} bytes ({counts:?} elements of {elem} bytes)"),
+        });
+    }
+    let mut rest = data;
+    Ok(counts
+        .iter()
+        .map(|&c| {
+            let (chunk, tail) = rest.split_at(c as usize * elem);
+            rest = tail;
+            chunk
+        })
+        .collect())
+}
+
+/// The synthetic addresses of a list of 16-byte process addresses: one per distinct
+/// address, numbered in order of first appearance.
+fn rename_addresses(
+    ids: &[u8],
+    rule: Renamed,
+    client: u32,
+    keep: impl Fn(&[u8]) -> bool,
+) -> Vec<u8> {
+    let mut seen: Vec<&[u8]> = Vec::new();
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids.chunks_exact(16) {
+        if keep(id) {
+            out.extend_from_slice(id);
+            continue;
+        }
+        let index = match seen.iter().position(|s| *s == id) {
+            Some(i) => i,
+            None => {
+                seen.push(id);
+                seen.len() - 1
+            }
+        };
+        out.extend_from_slice(&synthetic_addr(rule, client, index as u32).0);
+    }
+    out
+}
+
+/// The inside cluster's contributions as its agent sent them, and the outward rewrite.
+#[derive(Debug, Default, Clone)]
+pub struct InsideLabels {
+    sent: BTreeMap<Label, Vec<u8>>,
+}
+
+impl InsideLabels {
+    pub fn get(&self, label: Label) -> Option<&[u8]> {
+        self.sent.get(&label).map(Vec::as_slice)
+    }
+
+    fn count(&self, label: Label) -> Option<u32> {
+        self.get(label).and_then(|d| be32s(d).first().copied())
+    }
+
+    /// Records the inside agent's contribution to `label` and returns what the relay
+    /// submits outside in its place.
+    pub fn outward(&mut self, place: &RelayPlace, label: Label, data: &[u8]) -> Result<Vec<u8>> {
+        if self.sent.contains_key(&label) {
+            return Err(invalid(
+                "impi-relay (inside agent)",
+                format!("label {label} submitted twice"),
+            ));
+        }
+        let count_for = |extent_label: Label| {
+            self.count(extent_label).ok_or_else(|| {
+                invalid(
+                    "impi-relay (inside agent)",
+                    format!("label {label} arrived before {}", extent_label.name()),
+                )
+            })
+        };
+        let count = match label {
+            Label::HIpv6 | Label::HPort | Label::HNprocs | Label::HAckmark | Label::HHiwater => {
+                Some(count_for(Label::CNhosts)?)
+            }
+            Label::PIpv6 | Label::PPid => Some(count_for(Label::CNprocs)?),
+            _ => None,
+        };
+        label.check_contribution(data.len(), count)?;
+        if matches!(label, Label::CNhosts | Label::CNprocs) && be32s(data)[0] as i32 <= 0 {
+            return Err(Error::OutOfRange {
+                what: label.name(),
+                value: (be32s(data)[0] as i32).into(),
+                allowed: "1..=2147483647".into(),
+            });
+        }
+        let out = match label {
+            Label::CNhosts => words([1]),
+            Label::HIpv6 => place.global.0.to_vec(),
+            Label::HPort => words([place.global_port]),
+            Label::HNprocs => {
+                words([be32s(data).iter().map(|&n| u64::from(n)).sum::<u64>() as u32])
+            }
+            Label::HAckmark | Label::HHiwater => {
+                words([be32s(data).into_iter().min().unwrap_or(1)])
+            }
+            Label::PIpv6 => rename_addresses(data, Renamed::Outward, place.me, |_| false),
+            _ => data.to_vec(),
+        };
+        self.sent.insert(label, data.to_vec());
+        Ok(out)
+    }
+}
+
+/// What the inward rewrite of the server's replies needs, gathered as replies arrive.
+#[derive(Debug, Clone)]
+pub struct InwardContext {
+    pub place: RelayPlace,
+    pub nclients: u32,
+    /// Hosts and processes per client, from the outside replies.
+    pub nhosts: Option<Vec<u32>>,
+    pub nprocs: Option<Vec<u32>>,
+    /// The private listening port of every client's host (the relay's own entry unused).
+    pub ports: Option<Vec<u16>>,
+}
+
+impl InwardContext {
+    pub fn new(place: RelayPlace, nclients: u32) -> InwardContext {
+        InwardContext {
+            place,
+            nclients,
+            nhosts: None,
+            nprocs: None,
+            ports: None,
+        }
+    }
+
+    /// Notes what a reply tells about the outside tables (process and host counts).
+    pub fn learn(&mut self, label: Label, data: &[u8]) -> Result<()> {
+        if !matches!(label, Label::CNhosts | Label::CNprocs) {
+            return Ok(());
+        }
+        let n = self.nclients as usize;
+        if data.len() != 4 * n {
+            return Err(Error::BadLength {
+                what: label.name(),
+                len: data.len() as u64,
+                expected: format!("{} bytes ({n} clients)", 4 * n),
+            });
+        }
+        let vals = be32s(data);
+        if let Some(&bad) = vals.iter().find(|&&v| v == 0 || v as i32 <= 0) {
+            return Err(Error::OutOfRange {
+                what: label.name(),
+                value: (bad as i32).into(),
+                allowed: "1..=2147483647".into(),
+            });
+        }
+        let me = self.place.me as usize;
+        if label == Label::CNhosts && vals[me] != 1 {
+            return Err(invalid(
+                "impi-relay (server reply)",
+                format!(
+                    "IMPI_C_NHOSTS of this relay's client {me} is {}, not 1",
+                    vals[me]
+                ),
+            ));
+        }
+        match label {
+            Label::CNhosts => self.nhosts = Some(vals),
+            _ => self.nprocs = Some(vals),
+        }
+        Ok(())
+    }
+
+    /// The reply the inside agent receives for `label`, or None while something it
+    /// depends on is not yet known (counts from other replies, the private ports).
+    pub fn inward(
+        &self,
+        inside: &InsideLabels,
+        label: Label,
+        data: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let me = self.place.me as usize;
+        let Some(own) = inside.get(label) else {
+            return Err(invalid(
+                "impi-relay (server reply)",
+                format!("a reply to {label}, which this relay's client has not submitted"),
+            ));
+        };
+        let per_host = matches!(
+            label,
+            Label::HIpv6 | Label::HPort | Label::HNprocs | Label::HAckmark | Label::HHiwater
+        );
+        let per_proc = matches!(label, Label::PIpv6 | Label::PPid);
+        let ones = vec![1u32; self.nclients as usize];
+        let counts = if per_host {
+            match &self.nhosts {
+                Some(c) => c.clone(),
+                None => return Ok(None),
+            }
+        } else if per_proc {
+            match &self.nprocs {
+                Some(c) => c.clone(),
+                None => return Ok(None),
+            }
+        } else {
+            ones
+        };
+        if label == Label::HPort && self.ports.is_none() {
+            return Ok(None);
+        }
+        if label == Label::HNprocs && self.nprocs.is_none() {
+            return Ok(None);
+        }
+        if label == Label::CVersion {
+            // Version lists have no count; they pass as they are.
+            return Ok(Some(data.to_vec()));
+        }
+        let elem = match label {
+            Label::PPid => {
+                let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+                if total > 0 && data.len() as u64 == 4 * total {
+                    4
+                } else {
+                    8
+                }
+            }
+            other => other.element_sizes()[0],
+        };
+        let chunks = split(label, data, &counts, elem)?;
+        let inside_ids = inside.get(Label::PIpv6).unwrap_or(&[]);
+        let mut out = Vec::with_capacity(data.len());
+        for (c, chunk) in chunks.iter().enumerate() {
+            if c == me {
+                if label == Label::PPid && own.len() != chunk.len() {
+                    return Err(invalid(
+                        "impi-relay (server reply)",
+                        "IMPI_P_PID widths differ between clients (4 and 8 bytes)".into(),
+                    ));
+                }
+                out.extend_from_slice(own);
+                continue;
+            }
+            let nprocs = self.nprocs.as_ref().map(|p| p[c]).unwrap_or(0);
+            match label {
+                Label::HIpv6 => out.extend_from_slice(&self.place.private.0),
+                Label::HPort => {
+                    let port = self
+                        .ports
+                        .as_ref()
+                        .and_then(|p| p.get(c))
+                        .copied()
+                        .unwrap_or(0);
+                    out.extend_from_slice(&u32::from(port).to_be_bytes());
+                }
+                Label::HNprocs => out.extend_from_slice(&nprocs.to_be_bytes()),
+                Label::HAckmark | Label::HHiwater => out
+                    .extend_from_slice(&be32s(chunk).into_iter().min().unwrap_or(1).to_be_bytes()),
+                Label::CNhosts => out.extend_from_slice(&1u32.to_be_bytes()),
+                Label::PIpv6 => out.extend_from_slice(&rename_addresses(
+                    chunk,
+                    Renamed::Inward,
+                    c as u32,
+                    |id| !inside_ids.chunks_exact(16).any(|own| own == id),
+                )),
+                _ => out.extend_from_slice(chunk),
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
+    use std::net::{IpAddr, Ipv4Addr};
+
+    fn ip(a: u8, b: u8, c: u8, d: u8) -> HostAddr {
+        HostAddr::from_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
+    }
+
+    /// A client whose hosts (10.0.0.h, one per entry) hold the given process counts.
+    fn cluster(procs_per_host: &[u32], marks: (u32, u32)) -> ClientInfo {
+        let hosts: Vec<HostInfo> = procs_per_host
+            .iter()
+            .enumerate()
+            .map(|(h, &n)| HostInfo {
+                addr: ip(10, 0, 0, h as u8 + 1),
+                port: 5000 + h as u32,
+                nprocs: n,
+                ackmark: marks.0 + h as u32,
+                hiwater: marks.1 + h as u32,
+            })
+            .collect();
+        let procs = hosts
+            .iter()
+            .flat_map(|h| {
+                (0..h.nprocs).map(move |p| ProcInfo {
+                    id: h.addr,
+                    pid: 100 + i64::from(p),
+                })
+            })
+            .collect();
+        ClientInfo {
+            versions: vec![Version::default()],
+            datalen: 4096,
+            tag_ub: i32::MAX,
+            coll_xsize: -1,
+            coll_maxlinear: -1,
+            hosts,
+            procs,
+        }
+    }
+
+    fn place(me: u32) -> RelayPlace {
+        RelayPlace {
+            me,
+            global: ip(192, 0, 2, 9),
+            global_port: 7777,
+            private: ip(10, 0, 0, 254),
+        }
+    }
+
+    /// Two private clusters with the same addresses and pids: client 0 is inside the
+    /// relay, client 1 is outside (as its own relay would show it, but unrenamed).
+    #[test]
+    fn both_views_are_consistent_tables() {
+        let inside = cluster(&[2, 1], (8, 16));
+        let other = cluster(&[1, 1, 1], (4, 32));
+        let mut labels = InsideLabels::default();
+        let p = place(0);
+        let mut outside = GlobalTables {
+            clients: vec![inside.clone(), other.clone()],
+        };
+        let mut replies = BTreeMap::new();
+        for label in Label::LAM_ORDER {
+            let sent = labels
+                .outward(&p, label, &inside.contribution(label))
+                .unwrap();
+            let mut reply = sent.clone();
+            reply.extend(other.contribution(label));
+            replies.insert(label, reply);
+        }
+        // The outside view: the cluster is one host, its processes renamed.
+        let out_replies = replies
+            .iter()
+            .map(|(&l, d)| {
+                let r = crossmpi_impi::wire::startup::CollReply {
+                    label: l,
+                    client_mask: 3,
+                    data: d.clone(),
+                };
+                (l, r)
+            })
+            .collect();
+        let out = GlobalTables::decode(2, &out_replies).unwrap();
+        assert_eq!(out.clients[0].hosts.len(), 1);
+        let h = out.clients[0].hosts[0];
+        assert_eq!(
+            (h.addr, h.port, h.nprocs, h.ackmark, h.hiwater),
+            (p.global, 7777, 3, 8, 16)
+        );
+        assert_eq!(
+            out.clients[0].procs[0].id,
+            synthetic_addr(Renamed::Outward, 0, 0)
+        );
+        assert_eq!(
+            out.clients[0].procs[1].id, out.clients[0].procs[0].id,
+            "same node stays one"
+        );
+        assert_eq!(
+            out.clients[0].procs[2].id,
+            synthetic_addr(Renamed::Outward, 0, 1)
+        );
+        assert_eq!(out.clients[0].procs[2].pid, 100);
+        outside.clients[0] = out.clients[0].clone();
+        assert_eq!(out, outside);
+
+        // The inside view: the other client is one host at the private address.
+        let mut ctx = InwardContext::new(p.clone(), 2);
+        let mut in_replies = BTreeMap::new();
+        for label in Label::LAM_ORDER {
+            ctx.learn(label, &replies[&label]).unwrap();
+        }
+        assert_eq!(
+            ctx.inward(&labels, Label::HPort, &replies[&Label::HPort])
+                .unwrap(),
+            None
+        );
+        ctx.ports = Some(vec![0, 6001]);
+        for label in Label::LAM_ORDER {
+            let data = ctx
+                .inward(&labels, label, &replies[&label])
+                .unwrap()
+                .unwrap();
+            let r = crossmpi_impi::wire::startup::CollReply {
+                label,
+                client_mask: 3,
+                data,
+            };
+            in_replies.insert(label, r);
+        }
+        let inv = GlobalTables::decode(2, &in_replies).unwrap();
+        assert_eq!(inv.clients[0], inside, "the cluster sees itself unchanged");
+        let v = inv.clients[1].hosts[0];
+        assert_eq!(inv.clients[1].hosts.len(), 1);
+        assert_eq!(
+            (v.addr, v.port, v.nprocs, v.ackmark, v.hiwater),
+            (p.private, 6001, 3, 4, 32)
+        );
+        // The other client's 10.0.0.1 and .2 collide with the cluster's: renamed; .3 kept.
+        let ids: Vec<HostAddr> = inv.clients[1].procs.iter().map(|p| p.id).collect();
+        let want = vec![
+            synthetic_addr(Renamed::Inward, 1, 0),
+            synthetic_addr(Renamed::Inward, 1, 1),
+            ip(10, 0, 0, 3),
+        ];
+        assert_eq!(ids, want);
+        assert_eq!(
+            inv.flow_marks(),
+            out.flow_marks(),
+            "flow control stays end to end"
+        );
+        assert_eq!(inv.max_data_len(), out.max_data_len());
+    }
+
+    #[test]
+    fn inside_protocol_errors_are_named() {
+        let mut labels = InsideLabels::default();
+        let c = cluster(&[1], (1, 2));
+        let e = labels
+            .outward(&place(0), Label::HIpv6, &c.contribution(Label::HIpv6))
+            .unwrap_err();
+        assert!(e.to_string().contains("before IMPI_C_NHOSTS"), "{e}");
+        labels
+            .outward(&place(0), Label::CNhosts, &words([2]))
+            .unwrap();
+        let e = labels
+            .outward(&place(0), Label::HPort, &words([1]))
+            .unwrap_err();
+        assert!(e.to_string().contains("IMPI_H_PORT"), "{e}");
+        let e = labels
+            .outward(&place(0), Label::CNhosts, &words([2]))
+            .unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+        let mut fresh = InsideLabels::default();
+        assert!(fresh
+            .outward(&place(0), Label::CNprocs, &words([0]))
+            .is_err());
+    }
+
+    #[test]
+    fn server_replies_that_break_the_view_are_rejected() {
+        let mut ctx = InwardContext::new(place(1), 2);
+        assert!(
+            ctx.learn(Label::CNhosts, &words([1, 2])).is_err(),
+            "relay's client has 2 hosts"
+        );
+        assert!(
+            ctx.learn(Label::CNprocs, &words([1])).is_err(),
+            "one count for two clients"
+        );
+        assert!(ctx.learn(Label::CNprocs, &words([1, 0])).is_err());
+        let labels = InsideLabels::default();
+        assert!(
+            ctx.inward(&labels, Label::CDatalen, &words([1, 2]))
+                .is_err(),
+            "not submitted"
+        );
+    }
+}

@@ -1,0 +1,563 @@
+//! The data phase, sans-IO: host connections on both sides, packets routed by
+//! `pk_dest`, `pk_src`/`pk_dest` rewritten, forwarded cut-through.
+//!
+//! A packet's header is parsed, checked, rewritten in place and queued on its
+//! destination connection as soon as its 128 bytes are in; its data follows as it
+//! arrives, and once the source's read-ahead is drained the data is read straight into
+//! the destination's send buffer. No packet is stored whole. A destination carries one
+//! packet at a time: while one source streams a packet into it, other sources with a
+//! packet for it wait (they are not read), and take turns in arrival order. Each
+//! destination's send buffer is bounded; a source whose destination is full is not read
+//! until it drains. A source never waits on anything but its current packet's
+//! destination, so one slow connection stalls only the traffic that goes to it.
+//!
+//! FINI is aggregated per direction ([`Topology::fini_sources`]). A connection that
+//! closes or breaks the protocol before FINI ends the job (its messages cannot be
+//! recovered), which the I/O layer reports; a connection refused at its handshake is
+//! just closed.
+
+use crate::topology::{Acceptor, Dial, Link, Topology};
+use crossmpi_impi::wire::handshake::{HostHandshake, HANDSHAKE_LEN};
+use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+pub type ConnId = usize;
+
+/// Memory bounds of the data phase.
+#[derive(Debug, Clone, Copy)]
+pub struct RouterConfig {
+    /// Bytes queued towards one connection beyond which its sources are not read.
+    pub send_buffer: usize,
+    /// Bytes read ahead from one connection (headers and small packets in one read).
+    pub read_ahead: usize,
+    /// Accepted connections that may wait for their handshake at once; more are refused.
+    pub max_handshakes: usize,
+}
+
+impl Default for RouterConfig {
+    fn default() -> RouterConfig {
+        RouterConfig {
+            send_buffer: 256 << 10,
+            read_ahead: 64 << 10,
+            max_handshakes: 64,
+        }
+    }
+}
+
+/// What the I/O layer must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouterEvent {
+    /// Close this connection: it is finished (FINI both ways, everything written) when
+    /// `reason` is None, else refused for that reason.
+    Close {
+        conn: ConnId,
+        reason: Option<String>,
+    },
+    /// The job cannot go on: close everything and report the reason.
+    Failed { reason: String },
+}
+
+/// A byte queue with a bound: data in `bytes[head..tail]`, grown on demand.
+#[derive(Debug, Default)]
+struct Buf {
+    bytes: Vec<u8>,
+    head: usize,
+    tail: usize,
+    bound: usize,
+}
+
+impl Buf {
+    fn new(bound: usize) -> Buf {
+        Buf {
+            bound,
+            ..Buf::default()
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.tail - self.head
+    }
+
+    fn room(&self) -> usize {
+        self.bound.saturating_sub(self.len())
+    }
+
+    fn data(&self) -> &[u8] {
+        &self.bytes[self.head..self.tail]
+    }
+
+    fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.head..self.tail]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.head += n.min(self.len());
+        if self.head == self.tail {
+            self.head = 0;
+            self.tail = 0;
+        }
+    }
+
+    /// `want` writable bytes after the data (moving the data to the front or growing).
+    fn spare(&mut self, want: usize) -> &mut [u8] {
+        if self.bytes.len() - self.tail < want && self.head > 0 {
+            self.bytes.copy_within(self.head..self.tail, 0);
+            self.tail -= self.head;
+            self.head = 0;
+        }
+        if self.bytes.len() - self.tail < want {
+            self.bytes.resize(self.tail + want, 0);
+        }
+        &mut self.bytes[self.tail..self.tail + want]
+    }
+
+    fn commit(&mut self, n: usize) {
+        self.tail += n;
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        self.spare(data.len()).copy_from_slice(data);
+        self.commit(data.len());
+    }
+}
+
+/// Where a connection's incoming stream is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rx {
+    /// Accepted: the 4-byte host rank comes first.
+    Handshake(Acceptor),
+    Header,
+    /// A parsed and rewritten header waiting for its destination to take it.
+    Held {
+        to: Link,
+        data: u32,
+    },
+    /// `left` data bytes of the current packet still go to connection `to`.
+    Payload {
+        to: ConnId,
+        left: u32,
+    },
+    /// The peer sent FINI: nothing may follow.
+    Fini,
+}
+
+#[derive(Debug)]
+struct Conn {
+    link: Option<Link>,
+    rx: Rx,
+    inb: Buf,
+    out: Buf,
+    /// The source whose packet is streaming into this connection.
+    owner: Option<ConnId>,
+    /// Sources waiting for this connection to take their packet.
+    waiters: Vec<ConnId>,
+    sent_fini: bool,
+}
+
+pub fn describe(link: Link) -> String {
+    match link {
+        Link::Outside { host } => format!("outside IMPI host {host}"),
+        Link::Inside { host, client } => {
+            format!("inside IMPI host {host} (on the virtual host of client {client})")
+        }
+    }
+}
+
+pub struct Router {
+    topo: Topology,
+    cfg: RouterConfig,
+    conns: Vec<Option<Conn>>,
+    by_link: HashMap<Link, ConnId>,
+    fini_got: HashSet<Link>,
+    finished: HashSet<Link>,
+    /// Sources holding a packet for a link that is not connected yet.
+    awaiting_link: Vec<ConnId>,
+    ready: VecDeque<ConnId>,
+    events: VecDeque<RouterEvent>,
+    handshakes: usize,
+    nlinks: usize,
+    failed: bool,
+    /// Something FINI-related changed: look for FINIs due and finished connections.
+    fini_dirty: bool,
+}
+
+impl Router {
+    pub fn new(topo: Topology, cfg: RouterConfig) -> Router {
+        let nlinks = topo.links().len();
+        Router {
+            topo,
+            cfg,
+            conns: Vec::new(),
+            by_link: HashMap::new(),
+            fini_got: HashSet::new(),
+            finished: HashSet::new(),
+            awaiting_link: Vec::new(),
+            ready: VecDeque::new(),
+            events: VecDeque::new(),
+            handshakes: 0,
+            nlinks,
+            failed: false,
+            fini_dirty: false,
+        }
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    pub fn poll_event(&mut self) -> Option<RouterEvent> {
+        self.events.pop_front()
+    }
+
+    /// True when every link has exchanged FINI both ways and written everything.
+    pub fn is_done(&self) -> bool {
+        self.finished.len() == self.nlinks
+    }
+
+    /// The link of a connection, once known.
+    pub fn link(&self, conn: ConnId) -> Option<Link> {
+        self.conns.get(conn)?.as_ref()?.link
+    }
+
+    fn add(&mut self, conn: Conn) -> ConnId {
+        self.conns.push(Some(conn));
+        self.conns.len() - 1
+    }
+
+    fn conn(&self, rx: Rx, link: Option<Link>) -> Conn {
+        Conn {
+            link,
+            rx,
+            inb: Buf::new(self.cfg.read_ahead),
+            out: Buf::new(self.cfg.send_buffer),
+            owner: None,
+            waiters: Vec::new(),
+            sent_fini: false,
+        }
+    }
+
+    /// A connection accepted at `at`; None when too many are waiting for their
+    /// handshake already (close it).
+    pub fn accept(&mut self, at: Acceptor) -> Option<ConnId> {
+        if self.handshakes >= self.cfg.max_handshakes {
+            return None;
+        }
+        self.handshakes += 1;
+        let c = self.conn(Rx::Handshake(at), None);
+        Some(self.add(c))
+    }
+
+    /// A connection the relay opened as `dial` says; its handshake is queued.
+    pub fn dialed(&mut self, dial: &Dial) -> ConnId {
+        let mut c = self.conn(Rx::Header, Some(dial.link));
+        c.out.push(
+            &HostHandshake {
+                host_rank: dial.handshake,
+            }
+            .emit(),
+        );
+        let id = self.add(c);
+        self.register(dial.link, id);
+        self.settle();
+        id
+    }
+
+    fn register(&mut self, link: Link, conn: ConnId) {
+        self.by_link.insert(link, conn);
+        self.ready.extend(self.awaiting_link.drain(..));
+        self.fini_dirty = true;
+    }
+
+    /// Where to read into for `conn` now; None when it must not be read.
+    pub fn read_buf(&mut self, conn: ConnId) -> Option<&mut [u8]> {
+        let c = self.conns.get(conn)?.as_ref()?;
+        match c.rx {
+            Rx::Held { .. } => None,
+            Rx::Payload { to, left } if c.inb.len() == 0 => {
+                let dest = self.conns.get_mut(to)?.as_mut()?;
+                let room = dest.out.room().min(left as usize);
+                if room == 0 {
+                    if !dest.waiters.contains(&conn) {
+                        dest.waiters.push(conn);
+                    }
+                    return None;
+                }
+                Some(dest.out.spare(room))
+            }
+            Rx::Payload { .. } => None,
+            _ => {
+                let c = self.conns.get_mut(conn)?.as_mut()?;
+                let room = c.inb.room();
+                (room > 0).then(|| c.inb.spare(room))
+            }
+        }
+    }
+
+    /// `n` bytes were read into the buffer [`Router::read_buf`] gave.
+    pub fn on_read(&mut self, conn: ConnId, n: usize) {
+        let Some(c) = self.conns.get_mut(conn).and_then(Option::as_mut) else {
+            return;
+        };
+        match c.rx {
+            Rx::Payload { to, left } if c.inb.len() == 0 => {
+                let left = left - n as u32;
+                c.rx = if left == 0 {
+                    Rx::Header
+                } else {
+                    Rx::Payload { to, left }
+                };
+                if let Some(dest) = self.conns.get_mut(to).and_then(Option::as_mut) {
+                    dest.out.commit(n);
+                }
+                if left == 0 {
+                    self.release(to);
+                }
+            }
+            _ => c.inb.commit(n),
+        }
+        self.ready.push_back(conn);
+        self.settle();
+    }
+
+    /// Bytes waiting to be written to `conn`.
+    pub fn write_buf(&self, conn: ConnId) -> &[u8] {
+        match self.conns.get(conn).and_then(Option::as_ref) {
+            Some(c) => c.out.data(),
+            None => &[],
+        }
+    }
+
+    /// `n` bytes of [`Router::write_buf`] were written.
+    pub fn on_written(&mut self, conn: ConnId, n: usize) {
+        let Some(c) = self.conns.get_mut(conn).and_then(Option::as_mut) else {
+            return;
+        };
+        c.out.consume(n);
+        self.fini_dirty |= c.sent_fini;
+        let waiters = std::mem::take(&mut c.waiters);
+        self.ready.extend(waiters);
+        self.settle();
+    }
+
+    /// The peer closed `conn` (or reading or writing it failed: `error`).
+    pub fn on_close(&mut self, conn: ConnId, error: Option<String>) {
+        let Some(c) = self.conns.get_mut(conn).and_then(Option::take) else {
+            return;
+        };
+        let reason = error.unwrap_or_else(|| "closed its connection".into());
+        match c.link {
+            None => {
+                self.handshakes -= 1;
+                self.events.push_back(RouterEvent::Close {
+                    conn,
+                    reason: Some(format!("{reason} before its handshake")),
+                });
+            }
+            Some(link) if c.rx == Rx::Fini && c.owner.is_none() && c.out.len() == 0 => {
+                // It sent FINI and left with nothing owed to it but our FINI.
+                self.by_link.remove(&link);
+                self.finished.insert(link);
+                self.events
+                    .push_back(RouterEvent::Close { conn, reason: None });
+                self.settle();
+            }
+            Some(link) => self.fail(format!(
+                "{} {reason} before FINI: a process of its cluster ended or failed",
+                describe(link)
+            )),
+        }
+    }
+
+    fn fail(&mut self, reason: String) {
+        if !self.failed {
+            self.failed = true;
+            self.events.push_back(RouterEvent::Failed { reason });
+        }
+    }
+
+    /// Lets `to`'s next waiting source start its packet.
+    fn release(&mut self, to: ConnId) {
+        if let Some(dest) = self.conns.get_mut(to).and_then(Option::as_mut) {
+            dest.owner = None;
+            let waiters = std::mem::take(&mut dest.waiters);
+            self.ready.extend(waiters);
+        }
+    }
+
+    /// Runs every connection that may move, then sends the FINIs that became due and
+    /// closes the connections that are finished.
+    fn settle(&mut self) {
+        while let Some(s) = self.ready.pop_front() {
+            if self.failed {
+                self.ready.clear();
+                return;
+            }
+            let Some(mut c) = self.conns.get_mut(s).and_then(Option::take) else {
+                continue;
+            };
+            let result = self.advance(s, &mut c);
+            let link = c.link;
+            self.conns[s] = Some(c);
+            if let Err(reason) = result {
+                match link {
+                    Some(link) => self.fail(format!("{}: {reason}", describe(link))),
+                    None => {
+                        self.conns[s] = None;
+                        self.handshakes -= 1;
+                        self.events.push_back(RouterEvent::Close {
+                            conn: s,
+                            reason: Some(format!("refused: {reason}")),
+                        });
+                    }
+                }
+            }
+        }
+        if std::mem::take(&mut self.fini_dirty) {
+            self.send_due_finis();
+            self.close_finished();
+        }
+    }
+
+    /// Moves source `s`'s bytes as far as its destinations allow.
+    fn advance(&mut self, s: ConnId, c: &mut Conn) -> Result<(), String> {
+        loop {
+            match c.rx {
+                Rx::Handshake(at) => {
+                    let Some(link) = self
+                        .topo
+                        .accept(at, c.inb.data())
+                        .map_err(|e| e.to_string())?
+                    else {
+                        return Ok(());
+                    };
+                    if self.by_link.contains_key(&link) || self.finished.contains(&link) {
+                        return Err(format!("{} is connected already", describe(link)));
+                    }
+                    c.inb.consume(HANDSHAKE_LEN);
+                    c.link = Some(link);
+                    c.rx = Rx::Header;
+                    self.handshakes -= 1;
+                    self.register(link, s);
+                }
+                Rx::Header => {
+                    if c.inb.len() < HEADER_LEN {
+                        return Ok(());
+                    }
+                    let from = c.link.expect("a header follows the handshake");
+                    let hdr = &mut c.inb.data_mut()[..HEADER_LEN];
+                    let view = PacketHeader::new_checked(&*hdr).map_err(|e| e.to_string())?;
+                    let p = PacketRepr::parse(&view, self.topo.max_data)
+                        .map_err(|e| format!("malformed packet: {e}"))?;
+                    if p.ty == PacketType::Fini {
+                        c.inb.consume(HEADER_LEN);
+                        c.rx = Rx::Fini;
+                        self.fini_got.insert(from);
+                        self.fini_dirty = true;
+                        continue;
+                    }
+                    let (to, src, dest) = self
+                        .topo
+                        .route(from, &p.src, &p.dest)
+                        .map_err(|e| e.to_string())?;
+                    let mut view = PacketHeader::new_checked(hdr).map_err(|e| e.to_string())?;
+                    view.set_pk_src(src);
+                    view.set_pk_dest(dest);
+                    c.rx = Rx::Held {
+                        to,
+                        data: p.data_len,
+                    };
+                }
+                Rx::Held { to, data } => {
+                    let Some(&d) = self.by_link.get(&to) else {
+                        self.awaiting_link.push(s);
+                        return Ok(());
+                    };
+                    let dest = self.conns[d].as_mut().ok_or("its destination is gone")?;
+                    if dest.owner.is_some() || dest.out.room() < HEADER_LEN {
+                        if !dest.waiters.contains(&s) {
+                            dest.waiters.push(s);
+                        }
+                        return Ok(());
+                    }
+                    dest.out.push(&c.inb.data()[..HEADER_LEN]);
+                    c.inb.consume(HEADER_LEN);
+                    c.rx = if data > 0 {
+                        dest.owner = Some(s);
+                        Rx::Payload { to: d, left: data }
+                    } else {
+                        Rx::Header
+                    };
+                }
+                Rx::Payload { to, left } => {
+                    if c.inb.len() == 0 {
+                        return Ok(());
+                    }
+                    let dest = self.conns[to].as_mut().ok_or("its destination is gone")?;
+                    let n = c.inb.len().min(left as usize).min(dest.out.room());
+                    if n == 0 {
+                        if !dest.waiters.contains(&s) {
+                            dest.waiters.push(s);
+                        }
+                        return Ok(());
+                    }
+                    dest.out.push(&c.inb.data()[..n]);
+                    c.inb.consume(n);
+                    let left = left - n as u32;
+                    if left == 0 {
+                        c.rx = Rx::Header;
+                        self.release(to);
+                    } else {
+                        c.rx = Rx::Payload { to, left };
+                    }
+                }
+                Rx::Fini => {
+                    if c.inb.len() > 0 {
+                        return Err(format!("{} bytes after FINI", c.inb.len()));
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// FINI to every connected link whose sources have all sent theirs.
+    fn send_due_finis(&mut self) {
+        let fini = PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI).emit();
+        let links: Vec<(Link, ConnId)> = self.by_link.iter().map(|(&l, &c)| (l, c)).collect();
+        for (link, id) in links {
+            let due = self
+                .topo
+                .fini_sources(link)
+                .iter()
+                .all(|s| self.fini_got.contains(s));
+            if let Some(c) = self.conns[id].as_mut() {
+                if due && !c.sent_fini && c.owner.is_none() {
+                    c.out.push(&fini);
+                    c.sent_fini = true;
+                }
+            }
+        }
+    }
+
+    fn close_finished(&mut self) {
+        let done: Vec<(Link, ConnId)> = self
+            .by_link
+            .iter()
+            .filter(|(_, &id)| {
+                self.conns[id]
+                    .as_ref()
+                    .is_some_and(|c| c.sent_fini && c.rx == Rx::Fini && c.out.len() == 0)
+            })
+            .map(|(&l, &c)| (l, c))
+            .collect();
+        for (link, id) in done {
+            self.by_link.remove(&link);
+            self.finished.insert(link);
+            self.conns[id] = None;
+            self.events.push_back(RouterEvent::Close {
+                conn: id,
+                reason: None,
+            });
+        }
+    }
+}

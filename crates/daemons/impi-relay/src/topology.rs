@@ -1,0 +1,321 @@
+//! Who is where in the two views of the job, once startup is complete: every process's
+//! identity inside and outside, the host connections the relay has on each side and
+//! who opens each (IMPI's rule: the higher-ranked host connects).
+
+use crossmpi_impi::wire::addr::HostAddr;
+use crossmpi_impi::wire::handshake::HostHandshake;
+use crossmpi_impi::wire::packet::Proc;
+use crossmpi_impi::wire::tables::GlobalTables;
+use crossmpi_impi::{Error, Result};
+use std::collections::HashMap;
+
+/// One host connection of the relay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Link {
+    /// With outside host `host` (its global host rank in the outside view).
+    Outside { host: u32 },
+    /// Between inside host `host` (its rank in the inside view) and the virtual host
+    /// that stands for `client`.
+    Inside { host: u32, client: u32 },
+}
+
+/// Where an accepted connection arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acceptor {
+    /// The global port: outside hosts ranked above the relay.
+    Global,
+    /// The private port of `client`'s virtual host: inside hosts ranked above it.
+    Private { client: u32 },
+}
+
+/// A connection the relay opens: to `addr:port`, announcing `handshake`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dial {
+    pub link: Link,
+    pub addr: HostAddr,
+    pub port: u16,
+    pub handshake: u32,
+}
+
+/// Processes and hosts of both views.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub me: u32,
+    client_of: Vec<u32>,
+    inside_id: Vec<Proc>,
+    outside_id: Vec<Proc>,
+    by_inside: HashMap<Proc, u32>,
+    by_outside: HashMap<Proc, u32>,
+    /// Host rank of every process in each view.
+    inside_host: Vec<u32>,
+    outside_host: Vec<u32>,
+    /// Client of every outside host.
+    outside_host_client: Vec<u32>,
+    /// The relay's host rank outside; the inside rank of each client's virtual host.
+    relay_host: u32,
+    virtual_host: Vec<u32>,
+    inside_hosts: std::ops::Range<u32>,
+    nhosts_outside: u32,
+    nhosts_inside: u32,
+    /// The largest data length of a packet (global minimum of IMPI_C_DATALEN).
+    pub max_data: u32,
+    dials: Vec<Dial>,
+}
+
+fn host_of_procs(t: &GlobalTables) -> Vec<u32> {
+    t.hosts()
+        .enumerate()
+        .flat_map(|(h, (_, info))| std::iter::repeat_n(h as u32, info.nprocs as usize))
+        .collect()
+}
+
+fn procs(t: &GlobalTables) -> Vec<Proc> {
+    t.procs()
+        .map(|p| Proc {
+            hostid: p.id,
+            pid: p.pid,
+        })
+        .collect()
+}
+
+fn mismatch(reason: String) -> Error {
+    Error::Invalid {
+        what: "impi-relay tables",
+        reason,
+    }
+}
+
+impl Topology {
+    /// Checks that the two views describe the same job as the relay shows it, and
+    /// derives the connections.
+    pub fn new(me: u32, inside: &GlobalTables, outside: &GlobalTables) -> Result<Topology> {
+        let n = outside.clients.len();
+        if inside.clients.len() != n || me as usize >= n {
+            return Err(mismatch(format!(
+                "client {me} of {n} / {}",
+                inside.clients.len()
+            )));
+        }
+        for (c, (i, o)) in inside.clients.iter().zip(&outside.clients).enumerate() {
+            if i.procs.len() != o.procs.len() {
+                return Err(mismatch(format!("client {c} has different process counts")));
+            }
+            let hosts = if c == me as usize {
+                o.hosts.len()
+            } else {
+                i.hosts.len()
+            };
+            if hosts != 1 {
+                return Err(mismatch(format!(
+                    "client {c} is not one host where the relay shows it"
+                )));
+            }
+        }
+        let client_of: Vec<u32> = outside
+            .clients
+            .iter()
+            .enumerate()
+            .flat_map(|(c, info)| std::iter::repeat_n(c as u32, info.procs.len()))
+            .collect();
+        let inside_id = procs(inside);
+        let outside_id = procs(outside);
+        let index = |ids: &[Proc]| {
+            ids.iter()
+                .enumerate()
+                .map(|(w, p)| (*p, w as u32))
+                .collect()
+        };
+        let relay_host = outside.first_host(me as usize);
+        let first_inside = inside.first_host(me as usize);
+        let inside_hosts =
+            first_inside..first_inside + inside.clients[me as usize].hosts.len() as u32;
+        let virtual_host = (0..n).map(|c| inside.first_host(c)).collect::<Vec<_>>();
+        let outside_host_client = outside.hosts().map(|(c, _)| c as u32).collect();
+        let mut t = Topology {
+            me,
+            by_inside: index(&inside_id),
+            by_outside: index(&outside_id),
+            client_of,
+            inside_id,
+            outside_id,
+            inside_host: host_of_procs(inside),
+            outside_host: host_of_procs(outside),
+            outside_host_client,
+            relay_host,
+            virtual_host,
+            inside_hosts,
+            nhosts_outside: outside.nhosts(),
+            nhosts_inside: inside.nhosts(),
+            max_data: outside.max_data_len(),
+            dials: Vec::new(),
+        };
+        t.dials = t.plan_dials(inside, outside);
+        Ok(t)
+    }
+
+    fn plan_dials(&self, inside: &GlobalTables, outside: &GlobalTables) -> Vec<Dial> {
+        let mut dials = Vec::new();
+        for (h, (c, info)) in outside.hosts().enumerate() {
+            if c as u32 != self.me && (h as u32) < self.relay_host {
+                dials.push(Dial {
+                    link: Link::Outside { host: h as u32 },
+                    addr: info.addr,
+                    port: info.port as u16,
+                    handshake: self.relay_host,
+                });
+            }
+        }
+        let mine = &inside.clients[self.me as usize].hosts;
+        for c in self.remote_clients() {
+            let v = self.virtual_host[c as usize];
+            for (k, info) in mine.iter().enumerate() {
+                let host = self.inside_hosts.start + k as u32;
+                if v > host {
+                    dials.push(Dial {
+                        link: Link::Inside { host, client: c },
+                        addr: info.addr,
+                        port: info.port as u16,
+                        handshake: v,
+                    });
+                }
+            }
+        }
+        dials
+    }
+
+    /// The clients other than the relay's.
+    pub fn remote_clients(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.virtual_host.len() as u32).filter(move |&c| c != self.me)
+    }
+
+    /// The connections the relay opens.
+    pub fn dials(&self) -> &[Dial] {
+        &self.dials
+    }
+
+    /// Every connection of the relay: its inside hosts with every other client, and
+    /// every outside host of another client.
+    pub fn links(&self) -> Vec<Link> {
+        let mut links: Vec<Link> = (0..self.nhosts_outside)
+            .filter(|&h| self.outside_host_client[h as usize] != self.me)
+            .map(|host| Link::Outside { host })
+            .collect();
+        for client in self.remote_clients() {
+            links.extend(
+                self.inside_hosts
+                    .clone()
+                    .map(|host| Link::Inside { host, client }),
+            );
+        }
+        links
+    }
+
+    /// The client at the far end of a link.
+    pub fn peer_client(&self, link: Link) -> u32 {
+        match link {
+            Link::Outside { host } => self.outside_host_client[host as usize],
+            Link::Inside { client, .. } => client,
+        }
+    }
+
+    /// The link a connecting host's 4-byte handshake names, for the port it came to.
+    pub fn accept(&self, at: Acceptor, buf: &[u8]) -> Result<Option<Link>> {
+        match at {
+            Acceptor::Global => {
+                let Some(hs) = HostHandshake::decode(buf, self.nhosts_outside, self.relay_host)?
+                else {
+                    return Ok(None);
+                };
+                Ok(Some(Link::Outside { host: hs.host_rank }))
+            }
+            Acceptor::Private { client } => {
+                let v = self.virtual_host[client as usize];
+                let Some(hs) = HostHandshake::decode(buf, self.nhosts_inside, v)? else {
+                    return Ok(None);
+                };
+                if !self.inside_hosts.contains(&hs.host_rank) {
+                    return Err(Error::OutOfRange {
+                        what: "IMPI host handshake at a private port (inside host rank)",
+                        value: hs.host_rank.into(),
+                        allowed: format!("{:?}", self.inside_hosts),
+                    });
+                }
+                Ok(Some(Link::Inside {
+                    host: hs.host_rank,
+                    client,
+                }))
+            }
+        }
+    }
+
+    /// Where a packet from `from` goes, with its source and destination as the far side
+    /// knows them. The source must live on the sending host and the destination on the
+    /// side the link serves.
+    pub fn route(&self, from: Link, src: &Proc, dest: &Proc) -> Result<(Link, Proc, Proc)> {
+        let bad = |reason: String| Error::Invalid {
+            what: "IMPI packet (pk_src/pk_dest)",
+            reason,
+        };
+        match from {
+            Link::Inside { host, client } => {
+                let s = *self
+                    .by_inside
+                    .get(src)
+                    .ok_or_else(|| bad(format!("unknown source {src:?}")))?;
+                let d = *self
+                    .by_inside
+                    .get(dest)
+                    .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
+                if self.inside_host[s as usize] != host || self.client_of[d as usize] != client {
+                    return Err(bad(format!(
+                        "world rank {s} -> {d} does not travel from inside host {host} to client {client}"
+                    )));
+                }
+                let to = Link::Outside {
+                    host: self.outside_host[d as usize],
+                };
+                Ok((to, self.outside_id[s as usize], self.outside_id[d as usize]))
+            }
+            Link::Outside { host } => {
+                let s = *self
+                    .by_outside
+                    .get(src)
+                    .ok_or_else(|| bad(format!("unknown source {src:?}")))?;
+                let d = *self
+                    .by_outside
+                    .get(dest)
+                    .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
+                if self.outside_host[s as usize] != host || self.client_of[d as usize] != self.me {
+                    return Err(bad(format!(
+                        "world rank {s} -> {d} does not travel from outside host {host} into client {}",
+                        self.me
+                    )));
+                }
+                let to = Link::Inside {
+                    host: self.inside_host[d as usize],
+                    client: self.client_of[s as usize],
+                };
+                Ok((to, self.inside_id[s as usize], self.inside_id[d as usize]))
+            }
+        }
+    }
+
+    /// The links whose FINI, once all have arrived, lets FINI go out on `to`: every
+    /// inside host towards client c before FINI to c's hosts, and every host of client c
+    /// before FINI to the inside hosts on c's virtual host.
+    pub fn fini_sources(&self, to: Link) -> Vec<Link> {
+        match to {
+            Link::Outside { host } => {
+                let client = self.outside_host_client[host as usize];
+                self.inside_hosts
+                    .clone()
+                    .map(|h| Link::Inside { host: h, client })
+                    .collect()
+            }
+            Link::Inside { client, .. } => (0..self.nhosts_outside)
+                .filter(|&h| self.outside_host_client[h as usize] == client)
+                .map(|host| Link::Outside { host })
+                .collect(),
+        }
+    }
+}
