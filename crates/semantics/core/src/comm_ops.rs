@@ -212,20 +212,23 @@ pub fn split(function: &str, comm: CommId, color: i32, key: i32) -> MpiResult<Op
 
 /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`: one communicator per node.
 pub fn split_shared(function: &str, comm: CommId, key: i32) -> MpiResult<Option<CommId>> {
-    let node = runtime::with(function, |rt| {
-        let c = rt.comm(function, comm)?;
-        Ok(c.nodes[c.rank])
-    })?;
-    split(function, comm, node as i32, key)
+    split_by(function, comm, key, |c| c.nodes[c.rank])
 }
 
 /// `MPI_Comm_split_type(MPIX_COMM_TYPE_CLUSTER)`: one communicator per site (IMPI client).
 pub fn split_site(function: &str, comm: CommId, key: i32) -> MpiResult<Option<CommId>> {
-    let site = runtime::with(function, |rt| {
-        let c = rt.comm(function, comm)?;
-        Ok(c.sites[c.rank])
-    })?;
-    split(function, comm, site as i32, key)
+    split_by(function, comm, key, |c| c.sites[c.rank])
+}
+
+/// Splits by the color `color_of` gives the caller.
+fn split_by(
+    function: &str,
+    comm: CommId,
+    key: i32,
+    color_of: impl FnOnce(&Comm) -> u32,
+) -> MpiResult<Option<CommId>> {
+    let color = runtime::with(function, |rt| Ok(color_of(rt.comm(function, comm)?)))?;
+    split(function, comm, color as i32, key)
 }
 
 pub(crate) fn check_intra(function: &str, comm: CommId) -> MpiResult<()> {

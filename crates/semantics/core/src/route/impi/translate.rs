@@ -203,21 +203,16 @@ impl Translator {
                     len: 0,
                 }
             }
-            Frame::SyncAck { msg } | Frame::CancelReq { msg } => {
-                let mut p = self.packet(ty, to);
-                p.srqid = msg;
-                Outbound {
-                    packet: p,
-                    offset: 0,
-                    len: 0,
-                }
-            }
-            Frame::CancelReply { msg, cancelled } => {
-                if cancelled {
-                    self.first_pieces.remove(&(to, msg));
+            Frame::SyncAck { msg } | Frame::CancelReq { msg } | Frame::CancelReply { msg, .. } => {
+                if let Frame::CancelReply {
+                    cancelled: true, ..
+                } = frame
+                {
+                    // The withdrawn message's first piece will never be asked for.
+                    self.first_pieces.remove(&(to, *msg));
                 }
                 let mut p = self.packet(ty, to);
-                p.srqid = msg;
+                p.srqid = *msg;
                 Outbound {
                     packet: p,
                     offset: 0,
