@@ -1,9 +1,93 @@
-//! The levels of the machine hierarchy node-aware collectives combine through: members
-//! sharing a node first, then one leader per node across the network. The levels form a
-//! list (today: the node; next: the site or cluster), and [`split`] cuts a team at one
-//! level, so a third level is one more entry.
+//! The levels of the machine hierarchy hierarchical collectives combine through: members
+//! sharing a node first, then one leader per node across the network, then (on a
+//! communicator spanning sites) one leader per site across the wide-area links. The
+//! levels form a list, innermost first, and [`cut`] cuts a team at one level.
+//!
+//! A *wide* level is one whose leaders talk over wide-area links, where latency, not
+//! bandwidth, is what costs: its leaders run one-round (linear) algorithms so that a
+//! collective crosses between sites once.
 
 use super::team::Team;
+use std::sync::Arc;
+
+/// One level of the hierarchy: the part (node, site) of every group rank.
+#[derive(Clone)]
+pub struct Level {
+    pub key: Arc<Vec<u32>>,
+    /// The parts are joined by wide-area links.
+    pub wide: bool,
+}
+
+impl Level {
+    pub fn local(key: Arc<Vec<u32>>) -> Level {
+        Level { key, wide: false }
+    }
+
+    pub fn wide(key: Arc<Vec<u32>>) -> Level {
+        Level { key, wide: true }
+    }
+}
+
+/// How a team stands at one level.
+pub enum Cut {
+    /// One part only: nothing to combine at this level.
+    Through,
+    /// Every member in a part of its own on a wide level: the members talk directly, in
+    /// one round.
+    Wide,
+    /// Several parts, some with more than one member.
+    Split(Split),
+}
+
+/// Cuts `team` at `level` (see [`split`] for `root`).
+pub fn cut(team: Team, level: &Level, root: Option<usize>) -> Cut {
+    match split(team, &level.key, root) {
+        Some(mut s) => {
+            s.wide = level.wide;
+            Cut::Split(s)
+        }
+        None if level.wide
+            && team.size() > 1
+            && level.key[team.rank(0)] != level.key[team.rank(1)] =>
+        {
+            Cut::Wide
+        }
+        None => Cut::Through,
+    }
+}
+
+/// True when the members of every part form one run of consecutive ranks, so combining
+/// inside parts first keeps rank order (what non-commutative reductions need).
+pub fn in_runs(key: &[u32]) -> bool {
+    let mut seen: Vec<u32> = Vec::new();
+    for (i, &k) in key.iter().enumerate() {
+        if i > 0 && key[i - 1] == k {
+            continue;
+        }
+        if seen.contains(&k) {
+            return false;
+        }
+        seen.push(k);
+    }
+    true
+}
+
+/// `inner` refined by `outer`: one value per distinct (outer, inner) pair, so an inner
+/// part never spans two outer parts (a node shared by two declared sites is two parts).
+pub fn refine(inner: &[u32], outer: &[u32]) -> Vec<u32> {
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    inner
+        .iter()
+        .zip(outer)
+        .map(|(&i, &o)| match pairs.iter().position(|&p| p == (o, i)) {
+            Some(k) => k as u32,
+            None => {
+                pairs.push((o, i));
+                (pairs.len() - 1) as u32
+            }
+        })
+        .collect()
+}
 
 /// A team cut at one level: the part this process belongs to and the leaders of every
 /// part (one per key, in order of first appearance).
@@ -18,6 +102,8 @@ pub struct Split {
     pub my_part: usize,
     /// Team indices of every part's members (leader first), in `leaders` order.
     pub parts: Vec<Vec<usize>>,
+    /// The leaders are joined by wide-area links (see [`Level::wide`]).
+    pub wide: bool,
 }
 
 impl Split {
@@ -79,6 +165,7 @@ pub fn split(team: Team, key: &[u32], root: Option<usize>) -> Option<Split> {
         leaders,
         my_part,
         parts,
+        wide: false,
     })
 }
 
@@ -98,5 +185,34 @@ mod tests {
         assert!(!s.is_leader());
         assert!(split(Team::all(3, 0), &[0, 0, 0], None).is_none());
         assert!(split(Team::all(3, 0), &[0, 1, 2], None).is_none());
+    }
+
+    #[test]
+    fn wide_level_with_one_member_per_site_talks_directly() {
+        let sites = Level::wide(Arc::new(vec![0, 1, 2]));
+        assert!(matches!(cut(Team::all(3, 1), &sites, None), Cut::Wide));
+        let nodes = Level::local(Arc::new(vec![0, 1, 2]));
+        assert!(matches!(cut(Team::all(3, 1), &nodes, None), Cut::Through));
+        let one = Level::wide(Arc::new(vec![4, 4]));
+        assert!(matches!(cut(Team::all(2, 0), &one, None), Cut::Through));
+        match cut(
+            Team::all(4, 3),
+            &Level::wide(Arc::new(vec![0, 0, 1, 1])),
+            None,
+        ) {
+            Cut::Split(s) => assert!(s.wide && s.leaders == vec![0, 2]),
+            _ => panic!("two sites of two"),
+        }
+    }
+
+    #[test]
+    fn runs_and_refinement() {
+        assert!(in_runs(&[0, 0, 1, 1, 2]));
+        assert!(in_runs(&[5]));
+        assert!(!in_runs(&[0, 1, 0]));
+        // one node, two sites interleaved: two parts
+        assert_eq!(refine(&[0, 0, 0, 0], &[0, 1, 0, 1]), vec![0, 1, 0, 1]);
+        // node 7 is shared by sites 0 and 1
+        assert_eq!(refine(&[7, 7, 8, 7], &[0, 0, 1, 1]), vec![0, 0, 1, 2]);
     }
 }

@@ -3,8 +3,10 @@
 //!
 //! Every collective builds a schedule ([`sched`]) with one of its algorithms (one folder
 //! per collective, one file per algorithm; [`select`] chooses) and runs it blocking or
-//! as a nonblocking request. Node-aware algorithms cut the communicator along the
-//! levels of [`levels`]. The byte-level `barrier`, `bcast_bytes` and `allgather_bytes`
+//! as a nonblocking request. Hierarchical algorithms cut the communicator along the
+//! levels of [`levels`]: the node, then (on a communicator spanning sites) the site,
+//! whose leaders exchange in one round so a collective crosses between sites once;
+//! `CROSSMPI_COLL_WAN` selects IMPI's algorithms instead ([`select::Wan`]). The byte-level `barrier`, `bcast_bytes` and `allgather_bytes`
 //! serve the runtime itself (context agreement, finalize).
 
 pub mod allgather;
@@ -15,6 +17,7 @@ pub mod bcast;
 pub mod gather;
 pub mod inter;
 pub mod levels;
+pub mod masters;
 pub mod neighbor;
 pub mod reduce;
 pub mod reduce_scatter;
@@ -32,8 +35,9 @@ use crate::runtime;
 use crate::topo::Topology;
 use crate::userbuf::UserBuf;
 use inter::leaders::Side;
+use levels::Level;
 use sched::{Mode, Sched, Span};
-use select::{forced, thresholds};
+use select::{forced, thresholds, Wan};
 use std::sync::Arc;
 use team::Team;
 
@@ -105,22 +109,58 @@ fn whole(s: &Sched) -> Team<'static> {
     Team::all(s.size(), s.rank)
 }
 
-/// The hierarchy levels node-aware algorithms cut along, innermost first.
-fn levels(s: &Sched) -> Vec<Arc<Vec<u32>>> {
-    vec![s.nodes.clone()]
+fn distinct(key: &[u32]) -> usize {
+    let mut v: Vec<u32> = key.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v.len()
+}
+
+/// How this communicator's collectives treat sites: `Flat` when it spans one site.
+fn wan(s: &Sched) -> Wan {
+    if distinct(&s.sites) > 1 {
+        s.wan
+    } else {
+        Wan::Flat
+    }
+}
+
+/// The IMPI parameter of a communicator that runs IMPI's algorithms.
+fn impi(s: &Sched) -> Option<usize> {
+    match wan(s) {
+        Wan::Impi { maxlinear } => Some(maxlinear),
+        _ => None,
+    }
+}
+
+/// True when the WAN-aware (hierarchical, site level on top) algorithms run.
+fn magpie(s: &Sched) -> bool {
+    wan(s) == Wan::Magpie
+}
+
+/// The hierarchy levels hierarchical algorithms cut along, innermost first: the node,
+/// then on a communicator spanning sites the site (nodes refined by site, so a node
+/// part never spans two sites).
+fn levels(s: &Sched) -> Vec<Level> {
+    if magpie(s) {
+        let nodes = levels::refine(&s.nodes, &s.sites);
+        vec![Level::local(Arc::new(nodes)), Level::wide(s.sites.clone())]
+    } else {
+        vec![Level::local(s.nodes.clone())]
+    }
+}
+
+/// True when a hierarchical reduction keeps rank order (non-commutative operators):
+/// every part of every level is a run of consecutive ranks.
+fn ordered_levels(s: &Sched) -> bool {
+    levels(s).iter().all(|l| levels::in_runs(&l.key))
 }
 
 /// True when a two-level scheme pays: more than one node, and some node with more than
 /// one member.
 fn spans_nodes(s: &Sched) -> bool {
-    let nodes = &s.nodes;
-    let distinct = {
-        let mut v: Vec<u32> = nodes.to_vec();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
-    };
-    distinct > 1 && distinct < nodes.len()
+    let n = distinct(&s.nodes);
+    n > 1 && n < s.nodes.len()
 }
 
 // ---------------------------------------------------------------- argument checks
@@ -204,8 +244,12 @@ fn build_barrier(s: &mut Sched) {
     if s.is_inter() {
         return inter::leaders::barrier(s);
     }
+    if let Some(maxlinear) = impi(s) {
+        return barrier::impi::build(s, maxlinear);
+    }
     let t = whole(s);
     let two = match forced("BARRIER") {
+        _ if magpie(s) => true,
         Some("two_level") => true,
         Some(_) => false,
         None => spans_nodes(s),
@@ -253,7 +297,12 @@ pub fn bcast(
         };
         // With single-copy shared memory the binomial tree stays ahead up to 8 members.
         let large = data.len >= thresholds().bcast_large && t.size() > 8;
+        if let Some(maxlinear) = impi(s) {
+            bcast::impi::build(s, root, data, maxlinear);
+            return Ok(());
+        }
         match forced("BCAST") {
+            _ if magpie(s) => bcast::two_level::build(s, t, root, data, &levels(s)),
             Some("two_level") => bcast::two_level::build(s, t, root, data, &levels(s)),
             Some("scatter_allgather") => bcast::scatter_allgather::build(s, t, root, data),
             Some(_) => bcast::binomial::build(s, t, root, data),
@@ -361,15 +410,14 @@ pub fn allgather(
         let pow2 = t.size().is_power_of_two();
         let choice = forced("ALLGATHER");
         match (choice, whole_span) {
-            (Some("two_level"), Some(_)) => {
-                allgather::two_level::build(s, t, &spans, &s.nodes.clone())
-            }
+            _ if magpie(s) => allgather::two_level::build(s, t, &spans, &levels(s)),
+            (Some("two_level"), Some(_)) => allgather::two_level::build(s, t, &spans, &levels(s)),
             (Some("recursive_doubling"), Some(w)) if pow2 => {
                 allgather::recursive_doubling::build(s, t, w, block)
             }
             (Some(_), _) => allgather::ring::build(s, t, &spans),
             (None, Some(_)) if spans_nodes(s) => {
-                allgather::two_level::build(s, t, &spans, &s.nodes.clone())
+                allgather::two_level::build(s, t, &spans, &levels(s))
             }
             (None, Some(w)) if pow2 && block <= thresholds().allgather_small => {
                 allgather::recursive_doubling::build(s, t, w, block)
@@ -401,6 +449,16 @@ pub fn alltoall(
         }
         let t = whole(s);
         let largest = out.iter().map(|b| b.len).max().unwrap_or(0);
+        // Equal blocks everywhere (what aggregating at site leaders needs) is a
+        // property of the function, not of one member's arguments.
+        let equal = !function.contains("lltoallv") && !function.contains("lltoallw");
+        if magpie(s) && equal {
+            let sites = Level::wide(s.sites.clone());
+            if let levels::Cut::Split(cut) = levels::cut(t, &sites, None) {
+                alltoall::sites::build(s, t, &cut, &out, &into);
+                return Ok(());
+            }
+        }
         match forced("ALLTOALL") {
             Some("pairwise") => alltoall::pairwise::build(s, t, &out, &into),
             Some(_) => alltoall::linear::build(s, t, &out, &into),
@@ -469,13 +527,18 @@ pub fn reduce(
             Some(b) => s.input(b),
             None => result.expect("MPI_IN_PLACE only at the root"),
         };
+        if let Some(maxlinear) = impi(s) {
+            reduce::impi::build(s, root, input, result, commutative, maxlinear);
+            return Ok(());
+        }
         let two = match forced("REDUCE") {
+            _ if magpie(s) => commutative || ordered_levels(s),
             Some("two_level") => commutative,
             Some(_) => false,
             None => commutative && spans_nodes(s),
         };
         if two {
-            reduce::two_level::build(s, t, root, input, result, &levels(s));
+            reduce::two_level::build(s, t, root, input, result, &levels(s), commutative);
         } else {
             reduce::binomial::build(s, t, root, input, result, commutative);
         }
@@ -504,16 +567,24 @@ pub fn allreduce(
         let pof2 = 1usize << t.size().ilog2();
         let rabenseifner_fits = commutative && output.len / elem >= pof2 && t.size() > 1;
         let large = output.len >= thresholds().allreduce_large;
+        if let Some(maxlinear) = impi(s) {
+            allreduce::impi::build(s, input, output, commutative, maxlinear);
+            return Ok(());
+        }
+        let ordered = commutative || ordered_levels(s);
         match forced("ALLREDUCE") {
+            _ if magpie(s) && ordered => {
+                allreduce::two_level::build(s, t, input, output, &levels(s), commutative)
+            }
             Some("two_level") if commutative => {
-                allreduce::two_level::build(s, t, input, output, &levels(s))
+                allreduce::two_level::build(s, t, input, output, &levels(s), true)
             }
             Some("rabenseifner") if rabenseifner_fits => {
                 allreduce::rabenseifner::build(s, t, input, output, elem)
             }
             Some(_) => allreduce::recursive_doubling::build(s, t, input, output, commutative),
             None if commutative && spans_nodes(s) => {
-                allreduce::two_level::build(s, t, input, output, &levels(s))
+                allreduce::two_level::build(s, t, input, output, &levels(s), true)
             }
             None if large && rabenseifner_fits => {
                 allreduce::rabenseifner::build(s, t, input, output, elem)

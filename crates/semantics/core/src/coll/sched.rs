@@ -116,6 +116,10 @@ pub struct Sched<'f> {
     pub remote: Option<Arc<Group>>,
     /// Node of each member of the own group.
     pub nodes: Arc<Vec<u32>>,
+    /// Site (cluster) of each member of the own group.
+    pub sites: Arc<Vec<u32>>,
+    /// How the collectives treat several sites.
+    pub wan: super::select::Wan,
     /// Process topology of the communicator (neighbourhood collectives).
     pub topology: Option<Arc<crate::topo::Topology>>,
     b: Buffers,
@@ -154,6 +158,7 @@ mod sim;
 impl<'f> Sched<'f> {
     /// An empty schedule for one collective call on `comm`; takes the call's tag.
     pub fn new(rt: &mut Runtime, function: &'f str, comm: CommId) -> MpiResult<Sched<'f>> {
+        let wan = super::select::wan(&rt.impi_coll);
         let c = rt.comm_mut(function, comm)?;
         let seq = c.coll_seq;
         c.coll_seq += 1;
@@ -165,6 +170,8 @@ impl<'f> Sched<'f> {
             group: c.group.clone(),
             remote: c.remote.clone(),
             nodes: c.nodes.clone(),
+            sites: c.sites.clone(),
+            wan,
             topology: c.topology.clone(),
             b: rt.colls.spare.take().unwrap_or_default(),
             reduction: None,

@@ -5,6 +5,7 @@
 //! one node) falls back to the default choice for that call. Like every tunable, a value
 //! that does not parse is reported on standard error and the default holds.
 
+use crate::runtime::ImpiColl;
 use std::sync::OnceLock;
 
 /// The algorithm names each collective accepts.
@@ -87,4 +88,50 @@ pub fn forced(coll: &str) -> Option<&'static str> {
             .collect()
     });
     all.iter().find(|(c, _)| *c == coll).map(|&(_, n)| n)
+}
+
+/// How collectives treat a communicator spanning several sites (`CROSSMPI_COLL_WAN`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wan {
+    /// Sites are ignored (only nodes count): the benchmarks' baseline.
+    Flat,
+    /// crossmpi's WAN-aware algorithms: a site level above the node level, joined by
+    /// one-round exchanges between site leaders, so a collective crosses between sites
+    /// once (MagPIe's idea).
+    Magpie,
+    /// IMPI's algorithms (one master per site; linear among up to `maxlinear` masters,
+    /// a binomial tree above), the ones another IMPI implementation runs.
+    Impi { maxlinear: usize },
+}
+
+/// The choice for a job with the agreed IMPI collective parameters: `CROSSMPI_COLL_WAN`
+/// = `auto` (default: WAN-aware when every client is crossmpi, else IMPI's), `magpie`,
+/// `impi` or `flat`.
+pub fn wan(agreed: &ImpiColl) -> Wan {
+    static CHOICE: OnceLock<&'static str> = OnceLock::new();
+    let choice = CHOICE.get_or_init(|| {
+        const NAMES: [&str; 4] = ["auto", "magpie", "impi", "flat"];
+        let Ok(v) = std::env::var("CROSSMPI_COLL_WAN") else {
+            return "auto";
+        };
+        let want = v.trim().to_ascii_lowercase();
+        NAMES
+            .iter()
+            .copied()
+            .find(|&n| n == want)
+            .unwrap_or_else(|| {
+                report("CROSSMPI_COLL_WAN", &v, "one of auto, magpie, impi, flat");
+                "auto"
+            })
+    });
+    let impi = Wan::Impi {
+        maxlinear: agreed.maxlinear,
+    };
+    match *choice {
+        "flat" => Wan::Flat,
+        "magpie" => Wan::Magpie,
+        "impi" => impi,
+        _ if agreed.all_crossmpi => Wan::Magpie,
+        _ => impi,
+    }
 }

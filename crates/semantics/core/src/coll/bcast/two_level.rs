@@ -1,17 +1,21 @@
-//! Two-level broadcast: the root's leader group broadcasts among the leaders (the next
-//! level), then each leader broadcasts inside its part (node).
+//! Hierarchical broadcast: the root's leader group broadcasts among the leaders (the
+//! next level), then each leader broadcasts inside its part (node, site). On a wide
+//! level the root sends straight to every other site's leader: the data crosses once
+//! per remote site, in one wide-area latency.
 
-use crate::coll::levels::split;
+use crate::coll::levels::{cut, Cut, Level};
+use crate::coll::scatter::linear as scatter;
 use crate::coll::sched::{Sched, Span};
 use crate::coll::team::Team;
-use std::sync::Arc;
 
-pub fn build(s: &mut Sched, t: Team, root: usize, data: Span, levels: &[Arc<Vec<u32>>]) {
-    let Some((key, rest)) = levels.split_first() else {
+pub fn build(s: &mut Sched, t: Team, root: usize, data: Span, levels: &[Level]) {
+    let Some((level, rest)) = levels.split_first() else {
         return super::binomial::build(s, t, root, data);
     };
-    let Some(cut) = split(t, key, Some(root)) else {
-        return build(s, t, root, data, rest);
+    let cut = match cut(t, level, Some(root)) {
+        Cut::Through => return build(s, t, root, data, rest),
+        Cut::Wide => return linear(s, t, root, data),
+        Cut::Split(c) => c,
     };
     if cut.is_leader() {
         let root_part = cut
@@ -19,7 +23,16 @@ pub fn build(s: &mut Sched, t: Team, root: usize, data: Span, levels: &[Arc<Vec<
             .iter()
             .position(|p| p[0] == root)
             .expect("the root leads its part");
-        build(s, cut.leader_team(), root_part, data, rest);
+        if cut.wide {
+            linear(s, cut.leader_team(), root_part, data);
+        } else {
+            build(s, cut.leader_team(), root_part, data, rest);
+        }
     }
     super::binomial::build(s, cut.part_team(), 0, data);
+}
+
+/// The root sends the data to every member at once (one round).
+pub fn linear(s: &mut Sched, t: Team, root: usize, data: Span) {
+    scatter::build(s, t, root, &vec![data; t.size()], Some(data));
 }

@@ -1,12 +1,14 @@
 //! Schedules of all members executed against each other in memory: every algorithm,
 //! including the node-aware ones that need several nodes, on any member count and node
-//! layout, without processes. Sends are buffered at once; a receive takes the oldest
-//! message of its (source, destination, tag) and must match its length exactly; a
-//! sweep without progress before every schedule ended is a deadlock.
+//! layout, without processes. Sends are buffered at once; a member posts every step up
+//! to a wait point, as the engine does; a receive takes the oldest message of its
+//! (source, destination, tag) and must match its length exactly; a sweep without
+//! progress before every schedule ended is a deadlock.
 
 use super::{Sched, Span, Step};
+use crate::coll::levels::Level;
 use crate::coll::team::Team;
-use crate::coll::{allgather, allreduce, barrier, bcast, reduce, scan};
+use crate::coll::{allgather, allreduce, alltoall, barrier, bcast, reduce, scan};
 use crate::comm::Group;
 use crate::reduce::ReduceOp;
 use crossmpi_datatype::op::Op;
@@ -15,7 +17,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 impl Sched<'static> {
-    fn detached(rank: usize, nodes: &[u32]) -> Sched<'static> {
+    fn detached(rank: usize, nodes: &[u32], sites: &[u32]) -> Sched<'static> {
         Sched {
             function: "sim",
             context: 1,
@@ -24,6 +26,8 @@ impl Sched<'static> {
             group: Group::new((0..nodes.len() as u32).collect()),
             remote: None,
             nodes: Arc::new(nodes.to_vec()),
+            sites: Arc::new(sites.to_vec()),
+            wan: crate::coll::select::Wan::Flat,
             topology: None,
             b: Default::default(),
             reduction: None,
@@ -33,8 +37,13 @@ impl Sched<'static> {
     }
 }
 
-/// Runs one schedule per member to the end.
-fn execute(scheds: &mut [Sched<'static>]) {
+/// Messages each member sent to each other one: (from, to) -> count.
+type Sent = HashMap<(usize, usize), usize>;
+
+/// Runs one schedule per member to the end; returns how many messages each member sent
+/// to each other one.
+fn execute(scheds: &mut [Sched<'static>]) -> Sent {
+    let mut sent = Sent::new();
     for s in scheds.iter_mut() {
         s.seal();
     }
@@ -64,14 +73,19 @@ fn execute(scheds: &mut [Sched<'static>]) {
                 }
             }
             *pending = still;
-            while pending.is_empty() && s.next < s.b.steps.len() {
+            // Like the engine: everything up to a wait point is posted at once.
+            while s.next < s.b.steps.len() {
                 let i = s.next;
+                if matches!(s.b.steps[i], Step::Wait) && !pending.is_empty() {
+                    break;
+                }
                 s.next += 1;
                 moved = true;
                 match s.b.steps[i] {
                     Step::Send { to, data, subtag } => {
                         let (w, bit) = s.world_of(to);
                         let msg = s.slice(data).read().0.to_vec();
+                        *sent.entry((me, w as usize)).or_default() += 1;
                         mail.entry((me, w as usize, s.tag | bit | super::subtag_bits(subtag)))
                             .or_default()
                             .push_back(msg);
@@ -80,7 +94,7 @@ fn execute(scheds: &mut [Sched<'static>]) {
                         let (w, bit) = s.world_of(from);
                         pending.push((w as usize, s.tag | bit | super::subtag_bits(subtag), data));
                     }
-                    Step::Wait => break,
+                    Step::Wait => {}
                     _ => s.run_local(i).unwrap(),
                 }
             }
@@ -94,7 +108,7 @@ fn execute(scheds: &mut [Sched<'static>]) {
                 mail.values().all(|q| q.is_empty()),
                 "messages left over: {mail:?}"
             );
-            return;
+            return sent;
         }
         assert!(
             moved,
@@ -134,12 +148,25 @@ fn run_all(
     input: impl Fn(usize) -> Vec<i32>,
     build: impl Fn(&mut Sched<'static>, Team, Span, Span),
 ) -> Vec<Vec<i32>> {
+    run_on(nodes, &vec![0; nodes.len()], len, op, input, build).0
+}
+
+/// [`run_all`] on members at `sites`; also returns the messages each member sent to
+/// each other one.
+fn run_on(
+    nodes: &[u32],
+    sites: &[u32],
+    len: usize,
+    op: Option<ReduceOp>,
+    input: impl Fn(usize) -> Vec<i32>,
+    build: impl Fn(&mut Sched<'static>, Team, Span, Span),
+) -> (Vec<Vec<i32>>, Sent) {
     let n = nodes.len();
     let mut ins: Vec<Vec<u8>> = (0..n).map(|r| ints(&input(r))).collect();
     let mut outs: Vec<Vec<u8>> = (0..n).map(|_| vec![0xee; len * 4]).collect();
     let mut scheds: Vec<Sched<'static>> = (0..n)
         .map(|r| {
-            let mut s = Sched::detached(r, nodes);
+            let mut s = Sched::detached(r, nodes, sites);
             if let Some(o) = &op {
                 s.set_reduction(o.clone(), Datatype::basic(Basic::Int));
             }
@@ -149,12 +176,12 @@ fn run_all(
             s
         })
         .collect();
-    execute(&mut scheds);
-    outs.iter().map(|o| from_ints(o)).collect()
+    let sent = execute(&mut scheds);
+    (outs.iter().map(|o| from_ints(o)).collect(), sent)
 }
 
-fn levels(nodes: &[u32]) -> Vec<Arc<Vec<u32>>> {
-    vec![Arc::new(nodes.to_vec())]
+fn levels(nodes: &[u32]) -> Vec<Level> {
+    vec![Level::local(Arc::new(nodes.to_vec()))]
 }
 
 /// A non-commutative, associative operator on pairs of ints: composition of affine
@@ -217,7 +244,7 @@ fn allreduce_every_algorithm_and_layout() {
                     allreduce::recursive_doubling::build(s, t, i, o, true)
                 }),
                 run_all(nodes, len, sum(), inp, |s, t, i, o| {
-                    allreduce::two_level::build(s, t, i, o, &lv)
+                    allreduce::two_level::build(s, t, i, o, &lv, true)
                 }),
                 run_all(nodes, len, sum(), inp, |s, t, i, o| {
                     if len >= 8 {
@@ -258,7 +285,7 @@ fn reduce_and_bcast_every_root_and_layout() {
             });
             let two = run_all(nodes, 2, sum(), inp, |s, t, i, o| {
                 let res = (t.me == root).then_some(o);
-                reduce::two_level::build(s, t, root, i, res, &lv)
+                reduce::two_level::build(s, t, root, i, res, &lv, true)
             });
             let want = vec![(1..=n as i32).sum::<i32>(), 10 * (0..n as i32).sum::<i32>()];
             assert_eq!(
@@ -328,7 +355,7 @@ fn allgather_barrier_and_scan_every_layout() {
                 let blocks: Vec<Span> = (0..n).map(|k| o.block(k, b * 4)).collect();
                 s.copy(i, blocks[t.me]);
                 if two {
-                    allgather::two_level::build(s, t, &blocks, nodes)
+                    allgather::two_level::build(s, t, &blocks, &levels(nodes))
                 } else if rd && n.is_power_of_two() {
                     allgather::recursive_doubling::build(s, t, o, b * 4)
                 } else {
@@ -373,6 +400,265 @@ fn allgather_barrier_and_scan_every_layout() {
                         "scan (exclusive: {exclusive}) member {r}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// (nodes, sites) of members spanning sites: blocked, interleaved on one node, nodes
+/// shared by sites, three sites, one member per site.
+const SITE_LAYOUTS: &[(&[u32], &[u32])] = &[
+    (&[0, 0, 0, 0], &[0, 0, 1, 1]),
+    (&[0, 0, 0, 0], &[0, 1, 0, 1]),
+    (&[0, 0, 1, 1, 2, 2], &[0, 0, 0, 0, 1, 1]),
+    (&[5, 5, 5, 6, 6, 6, 6], &[0, 0, 1, 1, 1, 1, 1]),
+    (&[0, 1, 2, 3, 4, 5, 6, 7], &[0, 0, 0, 1, 1, 1, 2, 2]),
+    (&[0, 0, 0], &[2, 0, 1]),
+];
+
+fn site_levels(nodes: &[u32], sites: &[u32]) -> Vec<Level> {
+    let inner = crate::coll::levels::refine(nodes, sites);
+    vec![
+        Level::local(Arc::new(inner)),
+        Level::wide(Arc::new(sites.to_vec())),
+    ]
+}
+
+/// Messages from site a to site b, for every ordered pair of distinct sites.
+fn crossings(sites: &[u32], sent: &Sent) -> HashMap<(u32, u32), usize> {
+    let mut c: HashMap<(u32, u32), usize> = HashMap::new();
+    for a in sites {
+        for b in sites {
+            if a != b {
+                c.insert((*a, *b), 0);
+            }
+        }
+    }
+    for (&(from, to), &k) in sent {
+        if sites[from] != sites[to] {
+            *c.get_mut(&(sites[from], sites[to])).unwrap() += k;
+        }
+    }
+    c
+}
+
+/// Asserts `want(a, b)` messages from site a to site b for every pair.
+fn assert_crossings(what: &str, sites: &[u32], sent: &Sent, want: impl Fn(u32, u32) -> usize) {
+    for ((a, b), k) in crossings(sites, sent) {
+        assert_eq!(k, want(a, b), "{what}: sites {sites:?}: {a} -> {b}");
+    }
+}
+
+#[test]
+fn wan_aware_collectives_cross_between_sites_once() {
+    for &(nodes, sites) in SITE_LAYOUTS {
+        let n = nodes.len();
+        let lv = site_levels(nodes, sites);
+        let ordered = lv.iter().all(|l| crate::coll::levels::in_runs(&l.key));
+        let (_, sent) = run_on(
+            nodes,
+            sites,
+            0,
+            None,
+            |_| vec![],
+            |s, t, _, _| barrier::two_level::build(s, t, &lv),
+        );
+        assert_crossings("barrier", sites, &sent, |_, _| 1);
+
+        let inp = |r: usize| vec![r as i32 + 1, 10 * r as i32];
+        let want = vec![(1..=n as i32).sum::<i32>(), 10 * (0..n as i32).sum::<i32>()];
+        let (got, sent) = run_on(nodes, sites, 2, sum(), inp, |s, t, i, o| {
+            allreduce::two_level::build(s, t, i, o, &lv, true)
+        });
+        assert!(
+            got.iter().all(|g| g == &want),
+            "allreduce {sites:?}: {got:?}"
+        );
+        assert_crossings("allreduce", sites, &sent, |_, _| 1);
+        if ordered {
+            let (got, sent) = run_on(nodes, sites, 2, Some(affine()), pair, |s, t, i, o| {
+                allreduce::two_level::build(s, t, i, o, &lv, false)
+            });
+            assert!(
+                got.iter().all(|g| g == &composed(0, n)),
+                "ordered allreduce {sites:?}"
+            );
+            assert_crossings("ordered allreduce", sites, &sent, |_, _| 1);
+        }
+
+        for root in 0..n {
+            let rs = sites[root];
+            let (got, sent) = run_on(nodes, sites, 2, sum(), inp, |s, t, i, o| {
+                let res = (t.me == root).then_some(o);
+                reduce::two_level::build(s, t, root, i, res, &lv, true)
+            });
+            assert_eq!(got[root], want, "reduce {sites:?} root {root}");
+            assert_crossings("reduce", sites, &sent, |_, b| usize::from(b == rs));
+            if ordered {
+                let (got, sent) = run_on(nodes, sites, 2, Some(affine()), pair, |s, t, i, o| {
+                    let res = (t.me == root).then_some(o);
+                    reduce::two_level::build(s, t, root, i, res, &lv, false)
+                });
+                assert_eq!(
+                    got[root],
+                    composed(0, n),
+                    "ordered reduce {sites:?} root {root}"
+                );
+                assert_crossings("ordered reduce", sites, &sent, |_, b| usize::from(b == rs));
+            }
+            let data = |r: usize| if r == root { vec![7, 8, 9] } else { vec![0; 3] };
+            let (got, sent) = run_on(nodes, sites, 3, None, data, |s, t, i, o| {
+                s.copy(i, o);
+                bcast::two_level::build(s, t, root, o, &lv)
+            });
+            assert!(
+                got.iter().all(|g| g == &[7, 8, 9]),
+                "bcast {sites:?} root {root}"
+            );
+            assert_crossings("bcast", sites, &sent, |a, _| usize::from(a == rs));
+        }
+
+        // allgatherv: member r has r % 3 + 1 ints
+        let len = |r: usize| r % 3 + 1;
+        let total: usize = (0..n).map(len).sum();
+        let want: Vec<i32> = (0..n)
+            .flat_map(|r| (0..len(r) as i32).map(move |k| r as i32 * 10 + k))
+            .collect();
+        let (got, sent) = run_on(
+            nodes,
+            sites,
+            total,
+            None,
+            |r| (0..len(r) as i32).map(|k| r as i32 * 10 + k).collect(),
+            |s, t, i, o| {
+                let mut at = 0;
+                let blocks: Vec<Span> = (0..n)
+                    .map(|r| {
+                        at += len(r) * 4;
+                        o.sub(at - len(r) * 4, len(r) * 4)
+                    })
+                    .collect();
+                s.copy(i, blocks[t.me]);
+                allgather::two_level::build(s, t, &blocks, &lv)
+            },
+        );
+        assert!(
+            got.iter().all(|g| g == &want),
+            "allgatherv {sites:?}: {got:?}"
+        );
+        assert_crossings("allgather", sites, &sent, |_, _| 1);
+
+        let b = 2;
+        let (got, sent) = run_on(
+            nodes,
+            sites,
+            n * b,
+            None,
+            |r| (0..(n * b) as i32).map(|x| r as i32 * 1000 + x).collect(),
+            |s, t, i, o| {
+                let out: Vec<Span> = (0..n).map(|k| i.block(k, b * 4)).collect();
+                let into: Vec<Span> = (0..n).map(|k| o.block(k, b * 4)).collect();
+                let site_level = Level::wide(Arc::new(sites.to_vec()));
+                match crate::coll::levels::cut(t, &site_level, None) {
+                    crate::coll::levels::Cut::Split(c) => {
+                        alltoall::sites::build(s, t, &c, &out, &into)
+                    }
+                    _ => alltoall::linear::build(s, t, &out, &into),
+                }
+            },
+        );
+        for (r, g) in got.iter().enumerate() {
+            let want: Vec<i32> = (0..n)
+                .flat_map(|i| (0..b).map(move |k| i as i32 * 1000 + (r * b + k) as i32))
+                .collect();
+            assert_eq!(g, &want, "alltoall {sites:?} member {r}");
+        }
+        assert_crossings("alltoall", sites, &sent, |_, _| 1);
+    }
+}
+
+#[test]
+fn impi_collectives_use_masters_and_the_root() {
+    for &(nodes, sites) in SITE_LAYOUTS {
+        let n = nodes.len();
+        let nsites = {
+            let mut v = sites.to_vec();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let masters: Vec<usize> = (0..n)
+            .filter(|&r| !sites[..r].contains(&sites[r]))
+            .collect();
+        for maxlinear in [1, 4] {
+            let (_, sent) = run_on(
+                nodes,
+                sites,
+                0,
+                None,
+                |_| vec![],
+                |s, _, _, _| barrier::impi::build(s, maxlinear),
+            );
+            for (&(a, b), _) in sent.iter().filter(|((a, b), _)| sites[*a] != sites[*b]) {
+                assert!(
+                    masters.contains(&a) && masters.contains(&b),
+                    "barrier {a}->{b}"
+                );
+            }
+            let crossing: usize = crossings(sites, &sent).values().sum();
+            assert_eq!(
+                crossing,
+                2 * (nsites - 1),
+                "barrier {sites:?}: a tree over the masters"
+            );
+
+            let inp = |r: usize| vec![r as i32 + 1, 10 * r as i32];
+            let want = vec![(1..=n as i32).sum::<i32>(), 10 * (0..n as i32).sum::<i32>()];
+            let (got, _) = run_on(nodes, sites, 2, sum(), inp, |s, _, i, o| {
+                allreduce::impi::build(s, i, o, true, maxlinear)
+            });
+            assert!(
+                got.iter().all(|g| g == &want),
+                "impi allreduce {sites:?}: {got:?}"
+            );
+            let (got, _) = run_on(nodes, sites, 2, Some(affine()), pair, |s, _, i, o| {
+                allreduce::impi::build(s, i, o, false, maxlinear)
+            });
+            assert!(
+                got.iter().all(|g| g == &composed(0, n)),
+                "impi ordered allreduce"
+            );
+            for root in 0..n {
+                let (got, sent) = run_on(nodes, sites, 2, sum(), inp, |s, t, i, o| {
+                    let res = (t.me == root).then_some(o);
+                    reduce::impi::build(s, root, i, res, true, maxlinear)
+                });
+                assert_eq!(got[root], want, "impi reduce {sites:?} root {root}");
+                // the root stands in for its site's master in the global phase
+                let is_global =
+                    |r: usize| r == root || (masters.contains(&r) && sites[r] != sites[root]);
+                for (&(a, b), _) in sent.iter().filter(|((a, b), _)| sites[*a] != sites[*b]) {
+                    assert!(
+                        is_global(a) && is_global(b),
+                        "impi reduce root {root}: {a}->{b}"
+                    );
+                }
+                let data = |r: usize| if r == root { vec![4, 5] } else { vec![0; 2] };
+                let (got, sent) = run_on(nodes, sites, 2, None, data, |s, _, i, o| {
+                    s.copy(i, o);
+                    bcast::impi::build(s, root, o, maxlinear)
+                });
+                assert!(
+                    got.iter().all(|g| g == &[4, 5]),
+                    "impi bcast {sites:?} root {root}"
+                );
+                for (&(a, b), _) in sent.iter().filter(|((a, b), _)| sites[*a] != sites[*b]) {
+                    assert!(
+                        is_global(a) && is_global(b),
+                        "impi bcast root {root}: {a}->{b}"
+                    );
+                }
+                assert_eq!(crossings(sites, &sent).values().sum::<usize>(), nsites - 1);
             }
         }
     }
