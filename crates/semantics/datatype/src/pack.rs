@@ -122,19 +122,21 @@ impl<const PACK: bool> Transfer<'_, PACK> {
         }
     }
 
-    /// Moves one run of exactly `N` bytes: a register load and store.
-    #[inline(always)]
-    fn fixed<const N: usize>(&mut self, at: i64) {
-        let (s, d) = self.ends(at);
-        self.dst[d..d + N].copy_from_slice(&self.src[s..s + N]);
-        self.done += N;
-    }
-
-    fn strided_fixed<const N: usize>(&mut self, mut at: i64, stride: i64, count: u64) {
-        for _ in 0..count {
-            self.fixed::<N>(at);
-            at += stride;
+    /// `count` runs of `N` bytes at `at + k * stride`: the stream side walked as chunks,
+    /// one bounds check per run on the buffer side.
+    fn strided_fixed<const N: usize>(&mut self, at: i64, stride: i64, count: u64) {
+        let stream = self.done..self.done + count as usize * N;
+        let mem = |k: usize| (at + k as i64 * stride) as usize;
+        if PACK {
+            for (k, out) in self.dst[stream.clone()].chunks_exact_mut(N).enumerate() {
+                out.copy_from_slice(&self.src[mem(k)..mem(k) + N]);
+            }
+        } else {
+            for (k, input) in self.src[stream.clone()].chunks_exact(N).enumerate() {
+                self.dst[mem(k)..mem(k) + N].copy_from_slice(input);
+            }
         }
+        self.done = stream.end;
     }
 }
 
