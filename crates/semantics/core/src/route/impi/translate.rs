@@ -209,10 +209,10 @@ impl Translator {
                 } = frame
                 {
                     // The withdrawn message's first piece will never be asked for.
-                    self.first_pieces.remove(&(to, *msg));
+                    self.first_pieces.remove(&(to, msg));
                 }
                 let mut p = self.packet(ty, to);
-                p.srqid = *msg;
+                p.srqid = msg;
                 Outbound {
                     packet: p,
                     offset: 0,
