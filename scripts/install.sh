@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs a release build into PREFIX (default: build/install): bin/ holds the
 # multi-call `crossmpi` binary and its names (mpicc, mpicxx, mpirun, mpiexec,
-# impi-server), lib/ the MPI library as libmpi_abi.so.1 with libmpi.so and
+# impi-server, impi-relay), lib/ the MPI library as libmpi_abi.so.1 with libmpi.so and
 # libmpi_abi.so pointing at it, include/ mpi.h. Adding PREFIX/bin to PATH is all a
 # user needs.
 set -euo pipefail
@@ -10,7 +10,7 @@ prefix=${1:-${PREFIX:-$root/build/install}}
 target=${CARGO_TARGET_DIR:-$root/target}/release
 mkdir -p "$prefix/bin" "$prefix/lib" "$prefix/include"
 install -m 755 "$target/crossmpi" "$prefix/bin/crossmpi"
-for name in mpicc mpicxx mpic++ mpirun mpiexec impi-server; do
+for name in mpicc mpicxx mpic++ mpirun mpiexec impi-server impi-relay; do
   ln -sf crossmpi "$prefix/bin/$name"
 done
 [ -x "$target/crossmpi-tapdelay" ] && install -m 755 "$target/crossmpi-tapdelay" "$prefix/bin/"

@@ -1,7 +1,7 @@
 //! `crossmpi`: the command-line front end, one multi-call binary.
 //!
 //! Called by one of its installed names (`mpicc`, `mpicxx`, `mpifort`, `mpirun`,
-//! `mpiexec`, `impi-server`) it acts as that tool; called as `crossmpi SUBCOMMAND`
+//! `mpiexec`, `impi-server`, `impi-relay`) it acts as that tool; called as `crossmpi SUBCOMMAND`
 //! it dispatches on the subcommand. One binary keeps an install relocatable: every
 //! tool finds the prefix from its own path.
 
@@ -15,6 +15,7 @@ commands:
   mpirun | mpiexec ARGS     start an MPI job (see docs/launcher.md)
   mpicc | mpicxx | mpifort  compile and link MPI programs (-show prints the command)
   impi-server ARGS          run an IMPI server (see docs/impi.md)
+  impi-relay ARGS           run an IMPI relay on a front-end (see docs/impi-relay.md)
   lab ARGS                  crossmpi lab: emulated clusters and WANs (see docs/testbed.md)
   prefix                    print the installation prefix";
 
@@ -38,6 +39,7 @@ fn main() {
     let code = match tool.as_str() {
         "mpirun" | "mpiexec" => crossmpi_mpirun::main(rest),
         "impi-server" => crossmpi_impi_server::main(rest),
+        "impi-relay" => crossmpi_impi_relay::main(rest),
         "lab" => lab::main(&prefix(), rest),
         "prefix" => {
             println!("{}", prefix().display());

@@ -561,3 +561,6 @@ impl Router {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,305 @@
+//! The router without sockets: client 0 outside is one host of two processes (as
+//! LAM/MPI runs); the relay's client 1 has two inside hosts of one process each.
+//! Outside, the relay is host 1 and dials host 0; inside, the virtual host of client 0
+//! is host 0 and both inside hosts connect to its private port.
+
+use super::*;
+use crate::rewrite::{synthetic_addr, Renamed};
+use crossmpi_impi::wire::addr::HostAddr;
+use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
+use std::net::{IpAddr, Ipv4Addr};
+
+fn addr(a: u8, b: u8, c: u8, d: u8) -> HostAddr {
+    HostAddr::from_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
+}
+
+fn client(hosts: &[(HostAddr, u32)], procs: &[(HostAddr, i64)]) -> ClientInfo {
+    ClientInfo {
+        versions: vec![Version::default()],
+        datalen: 4096,
+        tag_ub: i32::MAX,
+        coll_xsize: -1,
+        coll_maxlinear: -1,
+        hosts: hosts
+            .iter()
+            .map(|&(addr, port)| HostInfo {
+                addr,
+                port,
+                nprocs: (procs.len() / hosts.len()) as u32,
+                ackmark: 4,
+                hiwater: 8,
+            })
+            .collect(),
+        procs: procs
+            .iter()
+            .map(|&(id, pid)| ProcInfo { id, pid })
+            .collect(),
+    }
+}
+
+fn proc_(id: HostAddr, pid: i64) -> Proc {
+    Proc { hostid: id, pid }
+}
+
+struct Net {
+    r: Router,
+    outside: ConnId,
+    inside: [ConnId; 2],
+    /// Process identities in world order: outside view, inside view.
+    out_ids: Vec<Proc>,
+    in_ids: Vec<Proc>,
+}
+
+fn net(send_buffer: usize) -> Net {
+    let lam = addr(192, 0, 2, 1);
+    let c0 = client(&[(lam, 5000)], &[(lam, 1), (lam, 2)]);
+    let synth = synthetic_addr(Renamed::Outward, 1, 0);
+    let relay = client(
+        &[(addr(198, 51, 100, 1), 6000)],
+        &[(synth, 50), (synthetic_addr(Renamed::Outward, 1, 1), 50)],
+    );
+    let virt = client(&[(addr(10, 0, 0, 254), 7000)], &[(lam, 1), (lam, 2)]);
+    let mine = client(
+        &[(addr(10, 0, 0, 1), 5001), (addr(10, 0, 0, 2), 5002)],
+        &[(addr(10, 0, 0, 1), 50), (addr(10, 0, 0, 2), 50)],
+    );
+    let outside = GlobalTables {
+        clients: vec![c0, relay],
+    };
+    let inside = GlobalTables {
+        clients: vec![virt, mine],
+    };
+    let topo = Topology::new(1, &inside, &outside).unwrap();
+    assert_eq!(topo.dials().len(), 1, "only outside host 0 is dialed");
+    let dial = topo.dials()[0];
+    assert_eq!(
+        (dial.link, dial.port, dial.handshake),
+        (Link::Outside { host: 0 }, 5000, 1)
+    );
+    let ids = |t: &GlobalTables| t.procs().map(|p| proc_(p.id, p.pid)).collect::<Vec<_>>();
+    let mut r = Router::new(
+        topo,
+        RouterConfig {
+            send_buffer,
+            read_ahead: 4096,
+            max_handshakes: 2,
+        },
+    );
+    let o = r.dialed(&dial);
+    assert_eq!(take(&mut r, o), [0, 0, 0, 1], "the relay announces host 1");
+    let mut inside_conns = [0; 2];
+    for (k, conn) in inside_conns.iter_mut().enumerate() {
+        *conn = r.accept(Acceptor::Private { client: 0 }).unwrap();
+        feed(&mut r, *conn, &(k as u32 + 1).to_be_bytes());
+        assert_eq!(
+            r.link(*conn),
+            Some(Link::Inside {
+                host: k as u32 + 1,
+                client: 0
+            })
+        );
+    }
+    Net {
+        r,
+        outside: o,
+        inside: inside_conns,
+        out_ids: ids(&outside),
+        in_ids: ids(&inside),
+    }
+}
+
+/// Delivers `data` to `conn` through `read_buf` as far as it is taken; returns how much.
+fn feed(r: &mut Router, conn: ConnId, mut data: &[u8]) -> usize {
+    let mut taken = 0;
+    while !data.is_empty() {
+        let Some(buf) = r.read_buf(conn) else { break };
+        let n = buf.len().min(data.len());
+        buf[..n].copy_from_slice(&data[..n]);
+        r.on_read(conn, n);
+        data = &data[n..];
+        taken += n;
+    }
+    taken
+}
+
+/// Everything queued to `conn`, as written.
+fn take(r: &mut Router, conn: ConnId) -> Vec<u8> {
+    let out = r.write_buf(conn).to_vec();
+    r.on_written(conn, out.len());
+    out
+}
+
+fn data_packet(src: Proc, dest: Proc, len: u32) -> PacketRepr {
+    let mut p = PacketRepr::control(PacketType::Data, src, dest);
+    p.data_len = len;
+    p.msglen = len.into();
+    p.tag = 42;
+    p.cid = 9;
+    p.srqid = 77;
+    p.seqnum = 5;
+    p
+}
+
+#[test]
+fn headers_go_on_at_once_and_data_as_it_arrives_without_interleaving() {
+    let mut n = net(1 << 20);
+    let (o, a, b) = (n.outside, n.inside[0], n.inside[1]);
+    let p = data_packet(n.in_ids[2], n.in_ids[0], 1000);
+    let body: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+    let mut first = p.emit().to_vec();
+    first.extend_from_slice(&body[..10]);
+    assert_eq!(feed(&mut n.r, a, &first), first.len());
+    let out = take(&mut n.r, o);
+    assert_eq!(
+        out.len(),
+        HEADER_LEN + 10,
+        "header and the first bytes, before the rest"
+    );
+    let got = PacketRepr::parse(
+        &PacketHeader::new_checked(&out[..HEADER_LEN]).unwrap(),
+        4096,
+    )
+    .unwrap();
+    let mut want = p;
+    want.src = n.out_ids[2];
+    want.dest = n.out_ids[0];
+    assert_eq!(got, want, "only pk_src and pk_dest change");
+    // Host 2's packet to the same outside host waits for host 1's to end.
+    let q = data_packet(n.in_ids[3], n.in_ids[1], 0);
+    assert_eq!(feed(&mut n.r, b, &q.emit()), HEADER_LEN);
+    assert!(
+        n.r.read_buf(b).is_none(),
+        "held while the destination is busy"
+    );
+    assert!(take(&mut n.r, o).is_empty());
+    assert_eq!(feed(&mut n.r, a, &body[10..]), 990);
+    let out = take(&mut n.r, o);
+    assert_eq!(&out[..990], &body[10..]);
+    let got = PacketRepr::parse(&PacketHeader::new_checked(&out[990..]).unwrap(), 4096).unwrap();
+    assert_eq!((got.src, got.dest), (n.out_ids[3], n.out_ids[1]));
+    assert!(n.r.read_buf(b).is_some(), "host 2 is read again");
+}
+
+#[test]
+fn a_full_destination_stops_reading_its_source() {
+    let mut n = net(300);
+    let (o, a) = (n.outside, n.inside[0]);
+    let p = data_packet(n.in_ids[2], n.in_ids[0], 4000);
+    let mut bytes = p.emit().to_vec();
+    bytes.extend((0..4000u32).map(|i| (i * 7) as u8));
+    let mut sent = 0;
+    let mut received = Vec::new();
+    while sent < bytes.len() {
+        let n_in = feed(&mut n.r, a, &bytes[sent..]);
+        assert!(
+            n.r.write_buf(o).len() <= 300 + HEADER_LEN,
+            "bounded by the send buffer"
+        );
+        if n_in == 0 {
+            assert!(
+                n.r.read_buf(a).is_none(),
+                "not read while the destination is full"
+            );
+        }
+        sent += n_in;
+        received.extend(take(&mut n.r, o));
+    }
+    received.extend(take(&mut n.r, o));
+    assert_eq!(
+        &received[HEADER_LEN..],
+        &bytes[HEADER_LEN..],
+        "every data byte, in order"
+    );
+}
+
+#[test]
+fn fini_goes_out_once_every_source_of_the_direction_sent_it() {
+    let mut n = net(1 << 16);
+    let (o, a, b) = (n.outside, n.inside[0], n.inside[1]);
+    let fini = PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI).emit();
+    feed(&mut n.r, a, &fini);
+    assert!(
+        take(&mut n.r, o).is_empty(),
+        "host 2 still talks to client 0"
+    );
+    feed(&mut n.r, b, &fini);
+    assert_eq!(
+        take(&mut n.r, o),
+        fini,
+        "both inside hosts are done towards client 0"
+    );
+    // A packet from outside still reaches its inside host after the inside's FINI.
+    let p = data_packet(n.out_ids[1], n.out_ids[3], 3);
+    let mut bytes = p.emit().to_vec();
+    bytes.extend_from_slice(b"xyz");
+    feed(&mut n.r, o, &bytes);
+    let got = take(&mut n.r, b);
+    let h = PacketRepr::parse(
+        &PacketHeader::new_checked(&got[..HEADER_LEN]).unwrap(),
+        4096,
+    )
+    .unwrap();
+    assert_eq!(
+        (h.src, h.dest, &got[HEADER_LEN..]),
+        (n.in_ids[1], n.in_ids[3], &b"xyz"[..])
+    );
+    assert!(!n.r.is_done());
+    feed(&mut n.r, o, &fini);
+    assert_eq!(take(&mut n.r, a), fini);
+    assert_eq!(take(&mut n.r, b), fini);
+    let mut closed = Vec::new();
+    while let Some(ev) = n.r.poll_event() {
+        closed.push(ev);
+    }
+    assert_eq!(closed.len(), 3, "{closed:?}");
+    assert!(closed
+        .iter()
+        .all(|e| matches!(e, RouterEvent::Close { reason: None, .. })));
+    assert!(n.r.is_done());
+}
+
+#[test]
+fn a_spoofed_source_ends_the_job_naming_the_host() {
+    let mut n = net(1 << 16);
+    // Inside host 1 claims to send for host 2's process.
+    let p = data_packet(n.in_ids[3], n.in_ids[0], 0);
+    feed(&mut n.r, n.inside[0], &p.emit());
+    match n.r.poll_event() {
+        Some(RouterEvent::Failed { reason }) => {
+            assert!(
+                reason.contains("inside IMPI host 1") && reason.contains("pk_src"),
+                "{reason}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn handshakes_that_name_no_expected_host_are_refused() {
+    let mut n = net(1 << 16);
+    let c = n.r.accept(Acceptor::Private { client: 0 }).unwrap();
+    feed(&mut n.r, c, &1u32.to_be_bytes());
+    assert!(
+        matches!(n.r.poll_event(), Some(RouterEvent::Close { reason: Some(r), .. }) if r.contains("connected already"))
+    );
+    let g = n.r.accept(Acceptor::Global).unwrap();
+    feed(&mut n.r, g, &0u32.to_be_bytes());
+    assert!(
+        matches!(
+            n.r.poll_event(),
+            Some(RouterEvent::Close {
+                reason: Some(_),
+                ..
+            })
+        ),
+        "host 0 is dialed, never accepted"
+    );
+    assert!(n.r.poll_event().is_none(), "the job goes on");
+    let _ = n.r.accept(Acceptor::Global).unwrap();
+    let _ = n.r.accept(Acceptor::Global).unwrap();
+    assert!(
+        n.r.accept(Acceptor::Global).is_none(),
+        "at most two handshakes wait at once"
+    );
+}
