@@ -4,24 +4,16 @@
 //! Cases: SUM on f64, f32 and i32; MAX on f64; MINLOC on MPI_DOUBLE_INT; SUM on f64 at
 //! an odd address (packed data inside a message need not be aligned).
 
+mod common;
+
+use common::best_secs;
 use crossmpi_datatype::op::{self, Op};
 use crossmpi_datatype::Basic;
 use std::hint::black_box;
-use std::time::Instant;
 
 /// Bytes combined per timing, so small buffers are repeated many times.
 const WORK: usize = 64 << 20;
 const SIZES: [usize; 4] = [8, 1 << 10, 64 << 10, 1 << 20];
-
-fn best_secs(reps: u32, mut f: impl FnMut()) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 /// Bytes of `basic` values that stay finite and small under repeated SUM/PROD.
 fn values(basic: Basic, len: usize) -> Vec<u8> {

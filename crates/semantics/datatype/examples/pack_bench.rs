@@ -10,25 +10,17 @@
 //! {int; double; char} counted N times. Last, a small vector(64,1,2,double) packed whole
 //! many times (the per-call cost).
 
+mod common;
+
+use common::best_secs;
 use crossmpi_datatype::{Basic, Datatype};
 use std::hint::black_box;
-use std::time::Instant;
 
 const IN_CACHE: u64 = 128 << 10;
 const IN_MEMORY: u64 = 32 << 20;
 const FRAGMENT: usize = 64 << 10;
 /// Bytes packed per timing of the in-cache size.
 const CACHE_WORK: u64 = 64 << 20;
-
-fn best_secs(reps: u32, mut f: impl FnMut()) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 /// Whether the case is selected by the command line.
 fn selected(name: &str) -> bool {

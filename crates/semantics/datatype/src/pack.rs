@@ -38,11 +38,21 @@ impl Datatype {
         );
     }
 
-    /// Walks the layout of `count` elements at buffer index `origin` from stream byte
-    /// `offset` into `sink` (bounds already checked).
-    fn transfer<R: RunSink>(&self, origin: isize, count: u64, offset: u64, sink: &mut R) {
-        if sink.remaining() > 0 {
-            self.layout_of(count).walk(origin as i64, offset, sink);
+    /// Moves the stream range of `transfer` for `count` elements at buffer index `origin`,
+    /// from stream byte `offset`, after checking the bounds.
+    fn transfer<const PACK: bool>(
+        &self,
+        function: &str,
+        mut transfer: Transfer<PACK>,
+        origin: isize,
+        count: u64,
+        offset: u64,
+    ) {
+        let (buf_len, stream_len) = transfer.lens();
+        self.check_bounds(function, buf_len, origin, count, offset, stream_len);
+        if stream_len > 0 {
+            self.layout_of(count)
+                .walk(origin as i64, offset, &mut transfer);
         }
     }
 
@@ -56,21 +66,8 @@ impl Datatype {
     /// absolute displacements the base address (0) is far below the data, so the MPI
     /// layer passes the slice of addresses `[span.0, span.1)` and origin `-span.0`.
     pub fn pack_at(&self, buf: &[u8], origin: isize, count: u64, offset: u64, out: &mut [u8]) {
-        self.check_bounds(
-            "Datatype::pack",
-            buf.len(),
-            origin,
-            count,
-            offset,
-            out.len(),
-        );
-        let mut gather = Transfer::<true> {
-            stream_len: out.len(),
-            src: buf,
-            dst: out,
-            done: 0,
-        };
-        self.transfer(origin, count, offset, &mut gather);
+        let gather = Transfer::<true>::new(buf, out);
+        self.transfer("Datatype::pack", gather, origin, count, offset);
     }
 
     /// The inverse of `pack`: writes stream bytes `[offset, offset + input.len())` into `buf`.
@@ -80,21 +77,8 @@ impl Datatype {
 
     /// As `unpack`, with an origin that may lie before the buffer (see `pack_at`).
     pub fn unpack_at(&self, input: &[u8], buf: &mut [u8], origin: isize, count: u64, offset: u64) {
-        self.check_bounds(
-            "Datatype::unpack",
-            buf.len(),
-            origin,
-            count,
-            offset,
-            input.len(),
-        );
-        let mut scatter = Transfer::<false> {
-            stream_len: input.len(),
-            src: input,
-            dst: buf,
-            done: 0,
-        };
-        self.transfer(origin, count, offset, &mut scatter);
+        let scatter = Transfer::<false>::new(input, buf);
+        self.transfer("Datatype::unpack", scatter, origin, count, offset);
     }
 }
 
@@ -109,7 +93,26 @@ struct Transfer<'a, const PACK: bool> {
     done: usize,
 }
 
-impl<const PACK: bool> Transfer<'_, PACK> {
+impl<'a, const PACK: bool> Transfer<'a, PACK> {
+    fn new(src: &'a [u8], dst: &'a mut [u8]) -> Self {
+        let stream_len = if PACK { dst.len() } else { src.len() };
+        Transfer {
+            src,
+            dst,
+            stream_len,
+            done: 0,
+        }
+    }
+
+    /// (user buffer length, stream range length).
+    fn lens(&self) -> (usize, usize) {
+        if PACK {
+            (self.src.len(), self.dst.len())
+        } else {
+            (self.dst.len(), self.src.len())
+        }
+    }
+
     /// (source index, destination index) of the next stream byte at buffer index `at`.
     #[inline(always)]
     fn ends(&self, at: i64) -> (usize, usize) {

@@ -115,33 +115,40 @@ fn expected(op: Op) -> [i64; 5] {
     std::array::from_fn(|i| combine(op, A[i] as i128, B[i] as i128) as i64)
 }
 
-#[test]
-fn every_op_on_every_scalar_type() {
-    let mut checked = 0;
+/// Every elementwise operator on every real or integer scalar type it is defined on.
+fn elementwise_cases() -> Vec<(Basic, Kind, Op)> {
+    let mut cases = Vec::new();
     for &b in Basic::ALL {
         let (kind, parts, complex) = describe(b);
         if parts != 1 || complex {
             continue;
         }
         for &op in Op::ALL {
-            if matches!(op, Op::MinLoc | Op::MaxLoc | Op::Replace | Op::NoOp) || !is_defined(op, b)
+            if !matches!(op, Op::MinLoc | Op::MaxLoc | Op::Replace | Op::NoOp) && is_defined(op, b)
             {
-                continue;
+                cases.push((b, kind, op));
             }
-            let got = run(op, b, &encode_all(kind, &A), &encode_all(kind, &B));
-            assert_eq!(
-                got,
-                encode_all(kind, &expected(op)),
-                "{} on {}",
-                op.mpi_name(),
-                b.mpi_name()
-            );
-            checked += 1;
         }
+    }
+    cases
+}
+
+#[test]
+fn every_op_on_every_scalar_type() {
+    let cases = elementwise_cases();
+    for &(b, kind, op) in &cases {
+        let got = run(op, b, &encode_all(kind, &A), &encode_all(kind, &B));
+        assert_eq!(
+            got,
+            encode_all(kind, &expected(op)),
+            "{} on {}",
+            op.mpi_name(),
+            b.mpi_name()
+        );
     }
     // 32 integer types x 7 ops (arithmetic, min/max, bitwise) + 14 C integers x 3
     // logical ops + 8 logical types x 3 + 6 reals x 4 (every float kind).
-    assert!(checked >= 200, "only {checked} combinations");
+    assert!(cases.len() >= 200, "only {} combinations", cases.len());
 }
 
 #[test]
@@ -355,75 +362,63 @@ fn long_unaligned_buffers_match_the_element_by_element_reference() {
     // and a tail, several steps; data at offsets 0, 1 and 3 from an allocation.
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut checked = 0;
-    for &b in Basic::ALL {
-        let (kind, parts, complex) = describe(b);
-        if parts != 1 || complex {
-            continue;
-        }
+    for (b, kind, op) in elementwise_cases() {
         let size = b.size() as usize;
-        for &op in Op::ALL {
-            if matches!(op, Op::MinLoc | Op::MaxLoc | Op::Replace | Op::NoOp) || !is_defined(op, b)
-            {
-                continue;
-            }
-            for (n, offsets) in [
-                (0, (0, 0)),
-                (1, (1, 3)),
-                (15, (0, 1)),
-                (16, (3, 1)),
-                (17, (1, 0)),
-                (33, (0, 0)),
-                (100, (3, 3)),
-            ] {
-                let (input, inout, want) = match kind {
-                    Kind::Int(_, signed) => {
-                        let input: Vec<u8> = (0..n * size).map(|_| rng.next() as u8).collect();
-                        let inout: Vec<u8> = (0..n * size).map(|_| rng.next() as u8).collect();
-                        let want: Vec<u8> = input
-                            .chunks(size)
-                            .zip(inout.chunks(size))
-                            .flat_map(|(x, y)| {
-                                let v = combine(op, decode_int(x, signed), decode_int(y, signed));
-                                v.to_le_bytes()[..size].to_vec()
-                            })
-                            .collect();
-                        (input, inout, want)
-                    }
-                    // Small nonzero integers: exact in every float format, sums and
-                    // products too, and no product is a negative zero.
-                    _ => {
-                        let mut draw = || -> Vec<i64> {
-                            (0..n)
-                                .map(|_| {
-                                    [-1, 1][rng.below(2) as usize] * (1 + rng.below(30) as i64)
-                                })
-                                .collect()
-                        };
-                        let (xs, ys) = (draw(), draw());
-                        let want: Vec<i64> = xs
-                            .iter()
-                            .zip(&ys)
-                            .map(|(&x, &y)| combine(op, x as i128, y as i128) as i64)
-                            .collect();
-                        (
-                            encode_all(kind, &xs),
-                            encode_all(kind, &ys),
-                            encode_all(kind, &want),
-                        )
-                    }
-                };
-                let input = at_offset(&input, offsets.0);
-                let mut inout = at_offset(&inout, offsets.1);
-                apply(op, b, &input[offsets.0..], &mut inout[offsets.1..]).unwrap();
-                assert_eq!(
-                    inout,
-                    at_offset(&want, offsets.1),
-                    "{} on {n} x {} at offsets {offsets:?}",
-                    op.mpi_name(),
-                    b.mpi_name()
-                );
-                checked += 1;
-            }
+        for (n, offsets) in [
+            (0, (0, 0)),
+            (1, (1, 3)),
+            (15, (0, 1)),
+            (16, (3, 1)),
+            (17, (1, 0)),
+            (33, (0, 0)),
+            (100, (3, 3)),
+        ] {
+            let (input, inout, want) = match kind {
+                Kind::Int(_, signed) => {
+                    let input: Vec<u8> = (0..n * size).map(|_| rng.next() as u8).collect();
+                    let inout: Vec<u8> = (0..n * size).map(|_| rng.next() as u8).collect();
+                    let want: Vec<u8> = input
+                        .chunks(size)
+                        .zip(inout.chunks(size))
+                        .flat_map(|(x, y)| {
+                            let v = combine(op, decode_int(x, signed), decode_int(y, signed));
+                            v.to_le_bytes()[..size].to_vec()
+                        })
+                        .collect();
+                    (input, inout, want)
+                }
+                // Small nonzero integers: exact in every float format, sums and
+                // products too, and no product is a negative zero.
+                _ => {
+                    let mut draw = || -> Vec<i64> {
+                        (0..n)
+                            .map(|_| [-1, 1][rng.below(2) as usize] * (1 + rng.below(30) as i64))
+                            .collect()
+                    };
+                    let (xs, ys) = (draw(), draw());
+                    let want: Vec<i64> = xs
+                        .iter()
+                        .zip(&ys)
+                        .map(|(&x, &y)| combine(op, x as i128, y as i128) as i64)
+                        .collect();
+                    (
+                        encode_all(kind, &xs),
+                        encode_all(kind, &ys),
+                        encode_all(kind, &want),
+                    )
+                }
+            };
+            let input = at_offset(&input, offsets.0);
+            let mut inout = at_offset(&inout, offsets.1);
+            apply(op, b, &input[offsets.0..], &mut inout[offsets.1..]).unwrap();
+            assert_eq!(
+                inout,
+                at_offset(&want, offsets.1),
+                "{} on {n} x {} at offsets {offsets:?}",
+                op.mpi_name(),
+                b.mpi_name()
+            );
+            checked += 1;
         }
     }
     assert!(checked >= 1400, "only {checked} cases");
