@@ -42,8 +42,11 @@ pub fn main(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    println!("{shown}");
-    let _ = std::io::stdout().flush();
+    let mut out = std::io::stdout();
+    if writeln!(out, "{shown}").and_then(|_| out.flush()).is_err() {
+        eprintln!("impi-relay: cannot print the address {shown} on standard output");
+        return 1;
+    }
     match io::run(listener, shown.ip(), &opts) {
         Ok(()) => 0,
         Err(msg) => {
