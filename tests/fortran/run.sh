@@ -15,7 +15,9 @@
 #                         the program is reported as SKIP
 # Against crossmpi, the run starts by generating the bindings for every function mpi.h
 # declares (not only those the library exports yet) and compiling them, so a function
-# added to the C library later gets Fortran bindings that compile.
+# added to the C library later gets Fortran bindings that compile, and by calling the
+# callback trampolines and string conversions of fortran/support.f90 from C
+# (tests/fortran/unit), which the wrappers of functions not exported yet rely on.
 # checks.f90 (module `checks`) is compiled into every program. A program passes when it
 # exits 0 and prints "OK NAME". Output: one line per run (PASS, FAIL or SKIP), then
 # "N passed, N failed, N skipped"; the exit status is 0 when nothing failed.
@@ -60,6 +62,19 @@ if [ -z "$peer" ]; then
     passed=$((passed + 1)); printf 'PASS bindings for all of mpi.h compile (%s)\n' "$(grep -o '[0-9]* wrappers' "$full/log")"
   else
     fail "bindings for all of mpi.h" "generation or gfortran failed" "$full/log"
+  fi
+  # The trampolines and string arrays of fortran/support.f90, called from C the way the
+  # C library calls them (tests/fortran/unit), also for functions crossmpi lacks yet.
+  unit="$build/unit"
+  mkdir -p "$unit"
+  if (cd "$unit" && gfortran -frecursive -c "$root/fortran/support.f90" &&
+      cc -c -I "$root/crates/abi/include" "$here/unit/c_caller.c" &&
+      gfortran -o trampolines "$here/unit/trampolines.f90" support.o c_caller.o \
+        -L"$prefix/lib" -lmpi -Wl,-rpath,"$prefix/lib" && ./trampolines) >"$unit/log" 2>&1 &&
+     grep -qx "OK trampolines" "$unit/log"; then
+    passed=$((passed + 1)); printf 'PASS trampolines called from C\n'
+  else
+    fail "trampolines called from C" "build or checks failed" "$unit/log"
   fi
 fi
 
