@@ -1,6 +1,6 @@
 /* Calls the trampolines of fortran/support.f90 through the C callback types of mpi.h,
  * as the C library calls what the Fortran wrappers give it, and reads the string
- * arrays the wrappers build for MPI_Comm_spawn(_multiple). No MPI library is linked. */
+ * arrays the wrappers build for MPI_Comm_spawn(_multiple). No MPI function is called. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
