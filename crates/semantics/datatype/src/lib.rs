@@ -7,9 +7,9 @@
 //!
 //! A [`Datatype`] compiles its layout when it is built: contiguous bytes merge into
 //! blocks, regular repetitions stay loops, irregular lists keep per-entry stream
-//! offsets. Packing then costs one memcpy per contiguous run, and a pack starting at
-//! any stream offset (a fragment of a large message) seeks by arithmetic or binary
-//! search. Buffers are byte slices with an `origin` index (the MPI buffer address), so
+//! offsets. Packing then costs one copy per contiguous run (a fixed-size move for short
+//! ones, one loop for regularly strided ones), and a pack starting at any stream offset
+//! (a fragment of a large message) seeks by arithmetic or binary search. Buffers are byte slices with an `origin` index (the MPI buffer address), so
 //! negative displacements stay in bounds of safe code.
 
 mod array;

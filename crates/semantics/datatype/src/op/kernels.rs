@@ -1,5 +1,6 @@
 //! Element loops of the reductions, generic over the element type. Each loop applies one
-//! closure chosen before the loop, over unaligned little-endian (native) elements.
+//! closure chosen before the loop, over unaligned little-endian (native) elements, and
+//! MINLOC/MAXLOC have one loop per pair type: no dispatch per element.
 
 use super::{extended, half, Op};
 use crate::basic::Num;
@@ -13,10 +14,11 @@ trait Elem: Copy {
     fn store(self, b: &mut [u8]);
 }
 
-/// Elements per step of `each`: a block this size is loaded into arrays, combined and
-/// stored, which the compiler turns into vector instructions on unaligned data (the
-/// packed buffers of a message have no alignment). 64 bytes of f32 or f64 per step
-/// would leave little for the tail; 128 bytes keeps the loop body a few vectors long.
+/// Elements per step of `each`: a step is loaded into arrays, combined and stored, which
+/// the compiler turns into vector instructions on unaligned data (packed buffers inside
+/// a message have no alignment). Element by element, the loads and stores through byte
+/// slices stay scalar. 16 elements (64 bytes of f32, 128 of f64) make a body of several
+/// vectors; the remainder takes the element loop.
 const LANES: usize = 16;
 
 /// `inout[i] = f(input[i], inout[i])` over whole elements.
