@@ -1,5 +1,5 @@
 // ranks: 4 8
-// args: 2 3i 8 2,impi 3i,impi 8,impi 2,flat
+// args: 2 2i 3i 8 2,impi 3i,impi 8,impi 2,flat
 /* Collectives on communicators spanning several sites (clusters). The argument names
  * the layout: S sites, blocked (rank r at site r*S/n) or with "i" interleaved (r % S),
  * and after a comma the CROSSMPI_COLL_WAN choice (default auto: the WAN-aware
@@ -335,6 +335,22 @@ static void check_crossings(int wan_aware) {
     mark();
     for (int k = 0; k < ITER; k++) MPI_OK(MPI_Alltoall(z, 4, MPI_INT, y, 4, MPI_INT, MPI_COMM_WORLD));
     expect_crossings("alltoall", 1, 1);
+    mark();
+    for (int k = 0; k < ITER; k++) MPI_OK(MPI_Gather(x, 4, MPI_INT, y, 4, MPI_INT, 0, MPI_COMM_WORLD));
+    expect_crossings("gather to rank 0", 0, 1);
+    mark();
+    for (int k = 0; k < ITER; k++) MPI_OK(MPI_Scatter(z, 4, MPI_INT, y, 4, MPI_INT, 0, MPI_COMM_WORLD));
+    expect_crossings("scatter from rank 0", 1, 0);
+    mark();
+    for (int k = 0; k < ITER; k++) MPI_OK(MPI_Reduce_scatter_block(z, y, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    expect_crossings("reduce_scatter_block", 1, 1);
+    int changes = 0;
+    for (int r = 1; r < n; r++) changes += site_of[r] != site_of[r - 1];
+    if (changes == 1) { /* the sites are runs of ranks: scan goes one way */
+      mark();
+      for (int k = 0; k < ITER; k++) MPI_OK(MPI_Scan(x, y, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+      expect_crossings("scan", 1, 0);
+    }
   }
   MPI_OK(MPI_T_pvar_stop(session, sent_h));
   MPI_OK(MPI_T_pvar_handle_free(session, &sent_h));

@@ -7,6 +7,7 @@
 //! bandwidth, is what costs: its leaders run one-round (linear) algorithms so that a
 //! collective crosses between sites once.
 
+use super::sched::Span;
 use super::team::Team;
 use std::sync::Arc;
 
@@ -54,6 +55,18 @@ pub fn cut(team: Team, level: &Level, root: Option<usize>) -> Cut {
         }
         None => Cut::Through,
     }
+}
+
+/// The spans of `members`' blocks (`lens[m]` bytes each) laid back to back in `whole`.
+pub fn layout(whole: Span, members: &[usize], lens: &[usize]) -> Vec<Span> {
+    let mut at = 0;
+    members
+        .iter()
+        .map(|&m| {
+            at += lens[m];
+            whole.sub(at - lens[m], lens[m])
+        })
+        .collect()
 }
 
 /// True when the members of every part form one run of consecutive ranks, so combining

@@ -150,6 +150,15 @@ fn levels(s: &Sched) -> Vec<Level> {
     }
 }
 
+/// The communicator cut by site (`root` first in its part), when the WAN-aware
+/// algorithms run and some site holds several members.
+fn site_cut(s: &Sched, t: Team, root: Option<usize>) -> Option<levels::Split> {
+    if !magpie(s) {
+        return None;
+    }
+    levels::split(t, &s.sites, root)
+}
+
 /// True when a hierarchical reduction keeps rank order (non-commutative operators):
 /// every part of every level is a run of consecutive ranks.
 fn ordered_levels(s: &Sched) -> bool {
@@ -357,6 +366,19 @@ pub fn rooted(
             return Ok(());
         }
         let root = root_of(s, root)?;
+        // Equal blocks (what forwarding through site leaders needs) is a property of
+        // the function; every member then knows every block's length.
+        let equal = !function.contains("atherv") && !function.contains("catterv");
+        let t = whole(s);
+        let len = mine.or(spans.first().copied()).map_or(0, |m| m.len);
+        if let Some(cut) = site_cut(s, t, Some(root)).filter(|_| equal) {
+            let lens = vec![len; t.size()];
+            match flow {
+                Flow::ToRoot => gather::sites::build(s, t, &cut, root, mine, &spans, &lens),
+                Flow::FromRoot => scatter::sites::build(s, t, &cut, root, &spans, mine, &lens),
+            }
+            return Ok(());
+        }
         match flow {
             Flow::ToRoot => gather::linear::build(s, whole(s), root, mine, &spans),
             Flow::FromRoot => scatter::linear::build(s, whole(s), root, &spans, mine),
@@ -452,12 +474,10 @@ pub fn alltoall(
         // Equal blocks everywhere (what aggregating at site leaders needs) is a
         // property of the function, not of one member's arguments.
         let equal = !function.contains("lltoallv") && !function.contains("lltoallw");
-        if magpie(s) && equal {
-            let sites = Level::wide(s.sites.clone());
-            if let levels::Cut::Split(cut) = levels::cut(t, &sites, None) {
-                alltoall::sites::build(s, t, &cut, &out, &into);
-                return Ok(());
-            }
+        let small = largest < thresholds().alltoall_large;
+        if let Some(cut) = site_cut(s, t, None).filter(|_| equal && small) {
+            alltoall::sites::build(s, t, &cut, &out, &into);
+            return Ok(());
         }
         match forced("ALLTOALL") {
             Some("pairwise") => alltoall::pairwise::build(s, t, &out, &into),
@@ -614,7 +634,13 @@ pub fn reduce_scatter(
         let lens: Vec<usize> = counts.iter().map(|&c| c as usize * elem).collect();
         let inp = snapshot(s, &input);
         let out = s.output(&mine);
-        reduce_scatter::reduce_then_scatter::build(s, whole(s), inp, &lens, out, commutative);
+        let t = whole(s);
+        if magpie(s) && (commutative || ordered_levels(s)) {
+            let lv = levels(s);
+            reduce_scatter::two_level::build(s, t, inp, &lens, out, &lv, commutative);
+            return Ok(());
+        }
+        reduce_scatter::reduce_then_scatter::build(s, t, inp, &lens, out, commutative);
         Ok(())
     })
 }
@@ -634,7 +660,13 @@ pub fn scan(
         not_inter(s)?;
         let commutative = set_op(s, &op, &recv)?;
         let (input, output) = in_out(s, send.as_ref(), &recv);
-        scan::recursive_doubling::build(s, whole(s), input, output, exclusive, commutative);
+        let t = whole(s);
+        let in_runs = levels::in_runs(&s.sites);
+        if let Some(cut) = site_cut(s, t, None).filter(|_| in_runs) {
+            scan::sites::build(s, t, &cut, input, output, exclusive, commutative);
+            return Ok(());
+        }
+        scan::recursive_doubling::build(s, t, input, output, exclusive, commutative);
         Ok(())
     })
 }

@@ -1,3 +1,5 @@
-//! `MPI_Gather(v)`: linear (the root posts a receive per member at once).
+//! `MPI_Gather(v)`: linear (the root posts a receive per member at once), one message
+//! per remote site (equal blocks, communicators spanning sites).
 
 pub mod linear;
+pub mod sites;

@@ -7,8 +7,11 @@
 
 use super::{Sched, Span, Step};
 use crate::coll::levels::Level;
+use crate::coll::levels::{layout, split};
 use crate::coll::team::Team;
-use crate::coll::{allgather, allreduce, alltoall, barrier, bcast, reduce, scan};
+use crate::coll::{
+    allgather, allreduce, alltoall, barrier, bcast, gather, reduce, reduce_scatter, scan, scatter,
+};
 use crate::comm::Group;
 use crate::reduce::ReduceOp;
 use crossmpi_datatype::op::Op;
@@ -660,6 +663,116 @@ fn impi_collectives_use_masters_and_the_root() {
                 }
                 assert_eq!(crossings(sites, &sent).values().sum::<usize>(), nsites - 1);
             }
+        }
+    }
+}
+
+#[test]
+fn rooted_and_prefix_collectives_across_sites() {
+    for &(nodes, sites) in SITE_LAYOUTS {
+        let n = nodes.len();
+        let b = 2;
+        let lens = vec![b * 4; n];
+        let members: Vec<usize> = (0..n).collect();
+        for root in 0..n {
+            let Some(_) = split(Team::all(n, root), sites, Some(root)) else {
+                continue;
+            };
+            let rs = sites[root];
+            let (got, sent) = run_on(
+                nodes,
+                sites,
+                n * b,
+                None,
+                |r| (0..b as i32).map(|k| r as i32 * 10 + k).collect(),
+                |s, t, i, o| {
+                    let cut = split(t, sites, Some(root)).unwrap();
+                    let blocks = layout(o, &members, &lens);
+                    let blocks = if t.me == root { blocks } else { vec![] };
+                    gather::sites::build(s, t, &cut, root, Some(i), &blocks, &lens)
+                },
+            );
+            let want: Vec<i32> = (0..n as i32)
+                .flat_map(|r| (0..b as i32).map(move |k| r * 10 + k))
+                .collect();
+            assert_eq!(got[root], want, "gather {sites:?} root {root}");
+            assert_crossings("gather", sites, &sent, |_, to| usize::from(to == rs));
+
+            let (got, sent) = run_on(
+                nodes,
+                sites,
+                b,
+                None,
+                |r| {
+                    if r == root {
+                        (0..(n * b) as i32).map(|x| x + 5).collect()
+                    } else {
+                        vec![0; n * b]
+                    }
+                },
+                |s, t, i, o| {
+                    let cut = split(t, sites, Some(root)).unwrap();
+                    let blocks = layout(i, &members, &lens);
+                    let blocks = if t.me == root { blocks } else { vec![] };
+                    scatter::sites::build(s, t, &cut, root, &blocks, Some(o), &lens)
+                },
+            );
+            for (r, g) in got.iter().enumerate() {
+                let want: Vec<i32> = (0..b).map(|k| (r * b + k) as i32 + 5).collect();
+                assert_eq!(g, &want, "scatter {sites:?} root {root} member {r}");
+            }
+            assert_crossings("scatter", sites, &sent, |from, _| usize::from(from == rs));
+        }
+
+        let lv = site_levels(nodes, sites);
+        let ordered = lv.iter().all(|l| crate::coll::levels::in_runs(&l.key));
+        if !ordered {
+            continue;
+        }
+        // reduce-scatter of rank-ordered compositions: member r gets pair r
+        let (got, _) = run_on(
+            nodes,
+            sites,
+            2,
+            Some(affine()),
+            |r| (0..n).flat_map(|i| pair(r + i)).collect(),
+            |s, t, i, o| {
+                let inp = s.temp(i.len);
+                s.copy(i, inp);
+                let lens = vec![8; n];
+                reduce_scatter::two_level::build(s, t, inp, &lens, o, &lv, false)
+            },
+        );
+        for (r, g) in got.iter().enumerate() {
+            let want = (0..n)
+                .map(|m| (pair(m + r)[0], pair(m + r)[1]))
+                .reduce(compose)
+                .unwrap();
+            assert_eq!(
+                g,
+                &vec![want.0, want.1],
+                "reduce_scatter {sites:?} member {r}"
+            );
+        }
+        let Some(_) = split(Team::all(n, 0), sites, None) else {
+            continue;
+        };
+        for exclusive in [false, true] {
+            let (got, sent) = run_on(nodes, sites, 2, Some(affine()), pair, |s, t, i, o| {
+                let cut = split(t, sites, None).unwrap();
+                scan::sites::build(s, t, &cut, i, o, exclusive, false)
+            });
+            for (r, g) in got.iter().enumerate() {
+                let upto = if exclusive { r } else { r + 1 };
+                if upto > 0 {
+                    assert_eq!(
+                        g,
+                        &composed(0, upto),
+                        "scan {sites:?} ex {exclusive} member {r}"
+                    );
+                }
+            }
+            assert_crossings("scan", sites, &sent, |a, b| usize::from(a < b));
         }
     }
 }
