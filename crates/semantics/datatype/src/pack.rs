@@ -182,6 +182,7 @@ impl<const PACK: bool> RunSink for Transfer<'_, PACK> {
 /// bytes costs more than the copy itself.
 #[inline(always)]
 fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    #[inline(always)]
     fn ends<const N: usize>(dst: &mut [u8], src: &[u8]) {
         let n = src.len();
         dst[..N].copy_from_slice(&src[..N]);
