@@ -224,6 +224,21 @@ fn composed(lo: usize, hi: usize) -> Vec<i32> {
     vec![r.0, r.1]
 }
 
+/// Member r holds the composition of members 0..=r (0..r when `exclusive`; member 0's
+/// output is then undefined).
+fn assert_prefixes(got: &[Vec<i32>], exclusive: bool, what: &str) {
+    for (r, g) in got.iter().enumerate() {
+        let upto = if exclusive { r } else { r + 1 };
+        if upto > 0 {
+            assert_eq!(
+                g,
+                &composed(0, upto),
+                "{what} (exclusive: {exclusive}) member {r}"
+            );
+        }
+    }
+}
+
 fn sum() -> Option<ReduceOp> {
     Some(ReduceOp::Builtin(Op::Sum))
 }
@@ -394,16 +409,7 @@ fn allgather_barrier_and_scan_every_layout() {
             let got = run_all(nodes, 2, Some(affine()), pair, |s, t, i, o| {
                 scan::recursive_doubling::build(s, t, i, o, exclusive, false)
             });
-            for (r, g) in got.iter().enumerate() {
-                let upto = if exclusive { r } else { r + 1 };
-                if upto > 0 {
-                    assert_eq!(
-                        g,
-                        &composed(0, upto),
-                        "scan (exclusive: {exclusive}) member {r}"
-                    );
-                }
-            }
+            assert_prefixes(&got, exclusive, "flat scan");
         }
     }
 }
@@ -762,16 +768,7 @@ fn rooted_and_prefix_collectives_across_sites() {
                 let cut = split(t, sites, None).unwrap();
                 scan::sites::build(s, t, &cut, i, o, exclusive, false)
             });
-            for (r, g) in got.iter().enumerate() {
-                let upto = if exclusive { r } else { r + 1 };
-                if upto > 0 {
-                    assert_eq!(
-                        g,
-                        &composed(0, upto),
-                        "scan {sites:?} ex {exclusive} member {r}"
-                    );
-                }
-            }
+            assert_prefixes(&got, exclusive, &format!("scan across sites {sites:?}"));
             assert_crossings("scan", sites, &sent, |a, b| usize::from(a < b));
         }
     }
