@@ -1,0 +1,108 @@
+"""IMPI jobs through relays in a crossmpi lab grid (examples/lab/grid-relay.toml), and
+the relay's latency benchmark.
+
+`run_relayed(jobs, clusters, argv)` starts an `impi-server` on the first host of the
+first global cluster, an `impi-relay` on the front-end of every private cluster that
+goes through a relay (its `-net` is the front-end's private address; its global address
+is the one it reaches the server from), and one `mpirun -client I ADDR:PORT` per
+cluster on that cluster's first host, ADDR:PORT being the server's or the relay's.
+Processes are started and ended by bench/impi/gridjob.py (by PID).
+
+As a program (`python3 relayjob.py PREFIX [DELAY_MS...]`), it measures the 0-byte
+half round trip between two ranks of different clusters: GC-GC (no relay), PC-GC
+(one relay) and PC-PC (two relays), and prints a table with the latency each relay
+hop adds. A benchmark, not a test: it asserts nothing.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench", "impi"))
+
+from gridjob import Job, cluster_hosts, grid_lab, host_slots, read_first_line  # noqa: E402
+
+LAB_FILE = "grid-relay.toml"
+
+
+def run_relayed(jobs, clusters, argv, env=None, timeout=120):
+    """An IMPI job; `clusters` lists (cluster name, ranks, through a relay?) in client
+    order. Returns the finished Job (relays are among its launchers)."""
+    lab = jobs.lab
+    names = [h[0][:-1] for h in cluster_hosts(lab)]
+    params = {c["name"]: c for c in lab.topo.params["clusters"]}
+    server_cluster = next(n for n in names if params[n]["addressing"] == "global")
+    server_host = f"{server_cluster}1"
+    job = Job(started=time.monotonic())
+    server = jobs._start(job, "server", server_host,
+                         [f"{jobs.bin}/impi-server", "-server", str(len(clusters)), "-host", lab.ip(server_host),
+                          "--timeout", str(timeout)], jobs._env(server_host, env), pipe_stdout=True)
+    addr = read_first_line(server.popen.stdout.fileno(), 10)
+    if not addr:
+        jobs._finish(job, 0)
+        raise RuntimeError(f"run_relayed: impi-server printed no address\n{job.describe()}")
+    server.out = addr + "\n"
+    for i, (cname, n, relayed) in enumerate(clusters):
+        target = addr
+        if relayed:
+            fe = f"{cname}-fe1"
+            relay = jobs._start(job, f"relay {i}", fe,
+                                [f"{jobs.bin}/impi-relay", "-relay", str(i), addr, "-net", lab.ip(fe, "priv0")],
+                                jobs._env(fe, env), pipe_stdout=True)
+            target = read_first_line(relay.popen.stdout.fileno(), 10)
+            if not target:
+                jobs._finish(job, 0)
+                raise RuntimeError(f"run_relayed: impi-relay printed no address\n{job.describe()}")
+            relay.out = target + "\n"
+        hosts = [f"{cname}{k}" for k in range(1, params[cname]["hosts"] + 1)]
+        mpirun = jobs.mpirun_argv(host_slots(hosts, n), n, argv)
+        jobs._start(job, f"cluster {i}", hosts[0], mpirun[:1] + ["-client", str(i), target] + mpirun[1:],
+                    jobs._env(hosts[0], env))
+    return jobs._finish(job, timeout)
+
+
+# The three cases of the latency table: (name, clusters in client order).
+CASES = [
+    ("GC-GC", [("g", 1, False), ("h", 1, False)]),
+    ("PC-GC", [("p", 1, True), ("g", 1, False)]),
+    ("PC-PC", [("p", 1, True), ("q", 1, True)]),
+]
+
+
+def latency_us(jobs, wanbench, budget=2.0):
+    """0-byte half round trip (us) for every case."""
+    out = {}
+    for name, clusters in CASES:
+        job = run_relayed(jobs, clusters, [wanbench, str(budget), "latency"], timeout=120)
+        if not job.ok:
+            raise RuntimeError(f"{name} failed\n{job.describe()}")
+        m = re.search(r"^RESULT latency 0 ([\d.]+)", job.stdout, re.M)
+        if not m:
+            raise RuntimeError(f"{name}: no 0-byte latency line\n{job.describe()}")
+        out[name] = float(m.group(1))
+    return out
+
+
+def main(argv):
+    from gridjob import GridJobs
+    prefix = os.path.abspath(argv[1]) if len(argv) > 1 else os.path.join(ROOT, "build", "install")
+    delays = [float(d) for d in argv[2:]] or [0.0]
+    work = os.path.join("/tmp", f"relay-bench-{os.getpid()}")
+    os.makedirs(work, exist_ok=True)
+    wanbench = os.path.join(work, "wanbench")
+    subprocess.run([f"{prefix}/bin/mpicc", "-O2", "-o", wanbench, os.path.join(ROOT, "bench", "impi", "wanbench.c")],
+                   check=True)
+    print("delay_ms  GC-GC_us  PC-GC_us  PC-PC_us  added_per_hop_us (PC-GC - GC-GC, (PC-PC - GC-GC)/2)")
+    for delay in delays:
+        with grid_lab(LAB_FILE, delay, f"rb{os.getpid() % 10000}") as lab:
+            lat = latency_us(GridJobs(lab, prefix, work), wanbench)
+        one = lat["PC-GC"] - lat["GC-GC"]
+        two = (lat["PC-PC"] - lat["GC-GC"]) / 2
+        print(f"{delay:8g}  {lat['GC-GC']:8.1f}  {lat['PC-GC']:8.1f}  {lat['PC-PC']:8.1f}  {one:.1f}, {two:.1f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,123 @@
+"""Issue 7, first part: clusters with private addresses join an IMPI job through one
+IMPI relay each, on the lab grid of examples/lab/grid-relay.toml (two private clusters
+using the same 10.0.0.0/24 behind front-ends with NAT and a firewall, two global
+clusters).
+
+- C test programs of tests/mpi across a private and a global cluster (PC-GC: the
+  private one is client 0, so the global cluster's hosts must reach it: only the relay
+  makes that possible) and across the two private clusters (PC-PC), 2+2 ranks; the
+  program checks its own answers and prints "OK <name>".
+- Application kernels across PC-GC give the same result line as one cluster running
+  the same ranks.
+- A subset at 5 ms one-way WAN delay.
+- Without the relay the same PC-GC job cannot run: the global cluster's hosts cannot
+  open connections into the private cluster, and every part of the job ends with a
+  message.
+
+The relay's added latency is measured by crates/daemons/impi-relay/bench/relayjob.py
+(docs/impi-relay.md). About 3 minutes on 2 cores. Needs root and crossmpi installed in
+CROSSMPI_PREFIX.
+"""
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import unique_name
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+PREFIX = os.environ.get("CROSSMPI_PREFIX", os.path.join(ROOT, "build", "install"))
+sys.path.insert(0, os.path.join(ROOT, "crates", "daemons", "impi-relay", "bench"))
+
+from relayjob import LAB_FILE, run_relayed  # noqa: E402
+from gridjob import GridJobs, grid_lab  # noqa: E402
+
+RUN_TIMEOUT = 90
+PROGRAMS = ["sendrecv", "p2p_modes", "p2p_order", "p2p_wildcards", "probe", "cancel", "waittest", "dtype_p2p",
+            "coll_basic", "coll_nonblocking", "coll_inter", "intercomm", "topo_cart"]
+PAIRS = {
+    "pcgc": [("p", 2, True), ("g", 2, False)],
+    "pcpc": [("p", 2, True), ("q", 2, True)],
+}
+DELAYED = [("coll_basic", "pcgc"), ("p2p_modes", "pcpc"), ("cancel", "pcgc")]
+KERNELS = ["c/cg", "c/isort"]
+
+
+def build(out, src, extra=()):
+    exe = os.path.join(out, os.path.basename(src).rsplit(".", 1)[0])
+    p = subprocess.run([os.path.join(PREFIX, "bin", "mpicc"), "-O2", "-o", exe, src, *extra], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        pytest.fail(f"building {src} failed:\n{p.stdout}{p.stderr}")
+    return exe
+
+
+@pytest.fixture(scope="module")
+def binaries(tmp_path_factory):
+    if not os.access(os.path.join(PREFIX, "bin", "impi-relay"), os.X_OK):
+        pytest.fail(f"{PREFIX}/bin/impi-relay is missing: install crossmpi first (make install)")
+    out = str(tmp_path_factory.mktemp("relay-bin"))
+    built = {name: build(out, os.path.join(ROOT, "tests", "mpi", name + ".c")) for name in PROGRAMS}
+    for k in KERNELS:
+        built[k] = build(out, os.path.join(ROOT, "tests", "kernels", k + ".c"), ["-lm"])
+    return built
+
+
+@pytest.fixture(scope="module")
+def grids(tmp_path_factory):
+    """grids(delay) -> GridJobs of the relay lab at that WAN delay, up on first use."""
+    work = str(tmp_path_factory.mktemp("relay-work"))
+    with contextlib.ExitStack() as stack:
+        labs = {}
+
+        def get(delay):
+            if delay not in labs:
+                lab = stack.enter_context(grid_lab(LAB_FILE, delay, unique_name("r")))
+                labs[delay] = GridJobs(lab, PREFIX, work)
+            return labs[delay]
+
+        yield get
+
+
+def check_ok(job, name):
+    assert not job.timed_out, f"{name} did not finish within {RUN_TIMEOUT} s\n{job.describe()}"
+    assert job.ok, f"{name} failed\n{job.describe()}"
+    assert re.search(rf"^OK {name}$", job.stdout, re.M), f"no 'OK {name}' line\n{job.describe()}"
+
+
+CASES = [(name, pair, 0) for name in PROGRAMS for pair in PAIRS] + [(n, p, 5) for n, p in DELAYED]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}ms")
+def test_program_through_relays(case, binaries, grids):
+    name, pair, delay = case
+    job = run_relayed(grids(delay), PAIRS[pair], [binaries[name]], timeout=RUN_TIMEOUT)
+    check_ok(job, name)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_through_a_relay_gives_the_one_cluster_answer(kernel, binaries, grids):
+    jobs = grids(0)
+    name = kernel.split("/")[1]
+    job = run_relayed(jobs, PAIRS["pcgc"], [binaries[kernel]], timeout=RUN_TIMEOUT)
+    check_ok(job, name)
+    one = jobs.run_flat([4], [binaries[kernel]], timeout=RUN_TIMEOUT)
+    assert one.ok, one.describe()
+    result = [re.findall(rf"^{name}: .*$", j.stdout, re.M) for j in (job, one)]
+    assert len(result[0]) == 1 and result[0] == result[1], f"through the relay {result[0]}, one cluster {result[1]}"
+
+
+def test_without_the_relay_the_network_blocks_the_job(binaries, grids):
+    """The same PC-GC job with the private cluster joining the server directly: its
+    agent reaches the server (outgoing connections pass the NAT), but the global
+    cluster's hosts cannot connect to the private addresses it publishes."""
+    env = {"CROSSMPI_IMPI_JOIN_TIMEOUT": "10"}
+    job = run_relayed(grids(0), [("p", 2, False), ("g", 2, False)], [binaries["sendrecv"]], env=env, timeout=60)
+    assert not job.timed_out, job.describe()
+    for p in job.launchers:
+        assert p.rc not in (0, None), f"{p.name} should have failed\n{job.describe()}"
+    text = "".join(p.out + p.err for p in job.launchers)
+    assert re.search(r"cannot connect to IMPI host \d+ at 10\.0\.0\.\d+", text), job.describe()
