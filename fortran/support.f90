@@ -428,33 +428,36 @@ contains
     crossmpi_datarep_record = c_loc(record)
   end function
 
-  ! Calls a Fortran conversion procedure with C's arguments; wide_count: the procedure
-  ! was registered by MPI_Register_datarep_c and takes an INTEGER(MPI_COUNT_KIND) count.
-  integer(c_int) function convert(fn, wide_count, userbuf, datatype, count, filebuf, position, &
-      extra_state)
-    type(c_funptr), intent(in) :: fn
-    logical, intent(in) :: wide_count
+  ! Calls the read (reading) or write conversion procedure of the datarep whose record
+  ! is extra with C's arguments; wide_count: the procedure was registered by
+  ! MPI_Register_datarep_c and takes an INTEGER(MPI_COUNT_KIND) count.
+  integer(c_int) function convert(extra, reading, wide_count, userbuf, datatype, count, &
+      filebuf, position)
+    type(c_ptr), intent(in) :: extra
+    logical, intent(in) :: reading, wide_count
     type(c_ptr), value :: userbuf, filebuf
     integer(c_intptr_t), intent(in) :: datatype
     integer(c_int64_t), intent(in) :: count, position
-    integer(c_intptr_t), intent(in) :: extra_state
+    type(datarep_record), pointer :: record
+    type(c_funptr) :: fn
     procedure(fortran_conversion), pointer :: narrow
     procedure(fortran_conversion_c), pointer :: wide
     integer(c_int) :: f_datatype, f_count, ierror
     integer(c_int64_t) :: f_count_c, f_position
-    integer(c_intptr_t) :: f_extra
+    call c_f_pointer(extra, record)
+    fn = record%write_fn
+    if (reading) fn = record%read_fn
     f_datatype = int(datatype, c_int)
     f_position = position
-    f_extra = extra_state
     ierror = 0
     if (wide_count) then
       call c_f_procpointer(fn, wide)
       f_count_c = count
-      call wide(userbuf, f_datatype, f_count_c, filebuf, f_position, f_extra, ierror)
+      call wide(userbuf, f_datatype, f_count_c, filebuf, f_position, record%extra_state, ierror)
     else
       call c_f_procpointer(fn, narrow)
       f_count = int(count, c_int)
-      call narrow(userbuf, f_datatype, f_count, filebuf, f_position, f_extra, ierror)
+      call narrow(userbuf, f_datatype, f_count, filebuf, f_position, record%extra_state, ierror)
     end if
     convert = ierror
   end function
@@ -467,10 +470,8 @@ contains
     integer(c_intptr_t), value :: datatype
     integer(c_int), value :: count
     integer(c_int64_t), value :: position
-    type(datarep_record), pointer :: record
-    call c_f_pointer(extra, record)
-    crossmpi_datarep_read_trampoline = convert(record%read_fn, .false., userbuf, datatype, &
-      int(count, c_int64_t), filebuf, position, record%extra_state)
+    crossmpi_datarep_read_trampoline = convert(extra, .true., .false., userbuf, datatype, &
+      int(count, c_int64_t), filebuf, position)
   end function
 
   integer(c_int) function crossmpi_datarep_write_trampoline(userbuf, datatype, count, filebuf, &
@@ -479,10 +480,8 @@ contains
     integer(c_intptr_t), value :: datatype
     integer(c_int), value :: count
     integer(c_int64_t), value :: position
-    type(datarep_record), pointer :: record
-    call c_f_pointer(extra, record)
-    crossmpi_datarep_write_trampoline = convert(record%write_fn, .false., userbuf, datatype, &
-      int(count, c_int64_t), filebuf, position, record%extra_state)
+    crossmpi_datarep_write_trampoline = convert(extra, .false., .false., userbuf, datatype, &
+      int(count, c_int64_t), filebuf, position)
   end function
 
   integer(c_int) function crossmpi_datarep_read_c_trampoline(userbuf, datatype, count, filebuf, &
@@ -490,10 +489,8 @@ contains
     type(c_ptr), value :: userbuf, filebuf, extra
     integer(c_intptr_t), value :: datatype
     integer(c_int64_t), value :: count, position
-    type(datarep_record), pointer :: record
-    call c_f_pointer(extra, record)
-    crossmpi_datarep_read_c_trampoline = convert(record%read_fn, .true., userbuf, datatype, &
-      count, filebuf, position, record%extra_state)
+    crossmpi_datarep_read_c_trampoline = convert(extra, .true., .true., userbuf, datatype, count, &
+      filebuf, position)
   end function
 
   integer(c_int) function crossmpi_datarep_write_c_trampoline(userbuf, datatype, count, &
@@ -501,10 +498,8 @@ contains
     type(c_ptr), value :: userbuf, filebuf, extra
     integer(c_intptr_t), value :: datatype
     integer(c_int64_t), value :: count, position
-    type(datarep_record), pointer :: record
-    call c_f_pointer(extra, record)
-    crossmpi_datarep_write_c_trampoline = convert(record%write_fn, .true., userbuf, datatype, &
-      count, filebuf, position, record%extra_state)
+    crossmpi_datarep_write_c_trampoline = convert(extra, .false., .true., userbuf, datatype, &
+      count, filebuf, position)
   end function
 
   integer(c_int) function crossmpi_datarep_extent_trampoline(datatype, extent, extra) bind(C)

@@ -142,7 +142,9 @@ impl Trampoline {
 pub enum Record {
     /// A keyval; `narrow`: the MPI-1 MPI_KEYVAL_CREATE, whose extra state and
     /// attribute values are default `INTEGER`s.
-    Keyval { narrow: bool },
+    Keyval {
+        narrow: bool,
+    },
     Grequest,
     Datarep,
 }
@@ -351,9 +353,7 @@ fn callback_record(f: &Prototype) -> Option<Kind> {
 fn handle_array_length(f: &Prototype, p: &CParam) -> Option<String> {
     let count_of = |names: &[&str]| other_param(f, names).map(|c| format!("a_{}", c.name));
     match p.name.as_str() {
-        "array_of_requests" | "array_of_types" | "array_of_info" => {
-            count_of(&["count", "incount"])
-        }
+        "array_of_requests" | "array_of_types" | "array_of_info" => count_of(&["count", "incount"]),
         "array_of_datatypes" => count_of(&["max_datatypes"]),
         // Alltoallw takes one type per process of the (remote) group; the neighbourhood
         // version one per out- (send) or in-neighbour (receive) of the topology.
@@ -382,6 +382,7 @@ mod tests {
             "typedef struct MPI_ABI_Comm *MPI_Comm;\n\
              typedef struct MPI_ABI_Datatype *MPI_Datatype;\n\
              typedef struct MPI_ABI_Request *MPI_Request;\n\
+             typedef struct MPI_ABI_Info *MPI_Info;\n\
              int MPI_Barrier(MPI_Comm comm);\n",
         )
         .unwrap()
@@ -425,26 +426,102 @@ mod tests {
 
     #[test]
     fn unmappable_functions_give_a_reason() {
-        let e = kinds("int MPI_Init(int *argc, char ***argv);").unwrap_err();
-        assert!(e.contains("argv"), "{e}");
+        let e = kinds("int MPI_Foo(int n, char **names[]);").unwrap_err();
+        assert!(e.contains("array of strings"), "{e}");
         let e = kinds("int MPI_Foo(int n, MPI_Datatype types[]);").unwrap_err();
         assert!(e.contains("unknown length"), "{e}");
         assert!(kinds("double MPI_Wtime(void);").is_err());
+        let e = kinds("int MPI_Comm_toint(MPI_Comm comm);").unwrap_err();
+        assert!(e.contains("C only"), "{e}");
+        let e = kinds("int MPI_Foo(void *extra_state);").unwrap_err();
+        assert!(e.contains("extra state"), "{e}");
+    }
+
+    #[test]
+    fn argc_and_argv_are_left_out() {
+        let k = kinds("int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);")
+            .unwrap();
+        assert_eq!(k[0], Kind::Omitted { by_value: false });
+        assert_eq!(k[1], Kind::Omitted { by_value: false });
+        let k = kinds("int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);").unwrap();
+        assert_eq!(k[0], Kind::Omitted { by_value: true });
+        assert_eq!(k[1], Kind::Omitted { by_value: false });
+    }
+
+    #[test]
+    fn spawn_strings_are_converted() {
+        let k = kinds("int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);").unwrap();
+        assert_eq!(k[0], Kind::StringIn);
+        assert_eq!(k[1], Kind::Argv);
+        assert_eq!(k[7], Kind::Address);
+        let k = kinds("int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);").unwrap();
+        let count = "a_count".to_string();
+        assert_eq!(
+            k[1],
+            Kind::Strings {
+                count: count.clone()
+            }
+        );
+        assert_eq!(
+            k[2],
+            Kind::ArgvLists {
+                count: count.clone()
+            }
+        );
+        assert_eq!(
+            k[4],
+            Kind::HandleArray {
+                is_const: true,
+                length: count
+            }
+        );
     }
 
     #[test]
     fn keyval_callbacks_go_through_trampolines() {
         let k = kinds("int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state);").unwrap();
-        assert_eq!(k[0], Kind::AttrCallback(Trampoline::Copy));
-        assert_eq!(k[1], Kind::AttrCallback(Trampoline::Delete));
+        assert_eq!(k[0], Kind::Trampolined(Trampoline::Copy));
+        assert_eq!(k[1], Kind::Trampolined(Trampoline::Delete));
         assert_eq!(
             k[3],
-            Kind::KeyvalRecord {
-                copy: "comm_copy_attr_fn".into(),
-                delete: "comm_delete_attr_fn".into()
+            Kind::CallbackRecord {
+                record: Record::Keyval { narrow: false },
+                procedures: vec!["comm_copy_attr_fn".into(), "comm_delete_attr_fn".into()]
             }
         );
-        assert!(kinds("int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);").is_err());
+        let k = kinds("int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);").unwrap();
+        assert_eq!(k[0], Kind::Trampolined(Trampoline::Copy));
+        let Kind::CallbackRecord { record, .. } = &k[3] else {
+            panic!("{:?}", k[3]);
+        };
+        assert_eq!(*record, Record::Keyval { narrow: true });
+        assert_eq!(record.extra_state_kind(), "c_int");
+    }
+
+    #[test]
+    fn grequest_and_datarep_procedures_go_through_trampolines() {
+        let k = kinds("int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);").unwrap();
+        assert_eq!(k[2], Kind::Trampolined(Trampoline::GrequestCancel));
+        let Kind::CallbackRecord { record, procedures } = &k[3] else {
+            panic!("{:?}", k[3]);
+        };
+        assert_eq!(
+            record.constructor(procedures, "a_extra_state"),
+            "crossmpi_grequest_record(a_query_fn, a_free_fn, a_cancel_fn, a_extra_state)"
+        );
+        let k = kinds("int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);").unwrap();
+        assert_eq!(
+            k[1],
+            Kind::Trampolined(Trampoline::DatarepRead { wide: true })
+        );
+        assert_eq!(
+            Trampoline::DatarepWrite { wide: false }.c_function("a_w"),
+            "crossmpi_conversion_callback(a_w, c_funloc(crossmpi_datarep_write_trampoline))"
+        );
+        assert_eq!(
+            Trampoline::DatarepExtent.c_function("a_e"),
+            "c_funloc(crossmpi_datarep_extent_trampoline)"
+        );
     }
 
     #[test]

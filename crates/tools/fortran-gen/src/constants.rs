@@ -52,7 +52,12 @@ pub const SENTINELS: &[(&str, &str, &str, &str)] = &[
         "crossmpi_errcodes_ignore",
     ),
     ("MPI_UNWEIGHTED", "integer", "(1)", "crossmpi_unweighted"),
-    ("MPI_WEIGHTS_EMPTY", "integer", "(1)", "crossmpi_weights_empty"),
+    (
+        "MPI_WEIGHTS_EMPTY",
+        "integer",
+        "(1)",
+        "crossmpi_weights_empty",
+    ),
     // Passed where MPI_COMM_SPAWN(_MULTIPLE) takes CHARACTER arrays.
     ("MPI_ARGV_NULL", "character", "(1)", "crossmpi_argv_null"),
     ("MPI_ARGVS_NULL", "character", "(1)", "crossmpi_argvs_null"),

@@ -45,10 +45,17 @@ struct Generated {
 /// The `mpi_f08` declarations of one routine: the generic `MPI_X` with the specific
 /// `MPI_X_f08` (and the same for `PMPI_X`), and the linker script lines that make the
 /// specific names aliases of the wrappers both modules share.
-fn f08_generic(f: &header::Prototype, kinds: &[classify::Kind], profiling: bool) -> (String, String) {
+fn f08_generic(
+    f: &header::Prototype,
+    kinds: &[classify::Kind],
+    profiling: bool,
+) -> (String, String) {
     let mut decls = String::new();
     let mut aliases = String::new();
-    let names = [Some(f.name.clone()), profiling.then(|| format!("P{}", f.name))];
+    let names = [
+        Some(f.name.clone()),
+        profiling.then(|| format!("P{}", f.name)),
+    ];
     for generic in names.into_iter().flatten() {
         let specific = format!("{generic}_f08");
         let _ = write!(
@@ -188,6 +195,8 @@ mod tests {
         assert!(g.wrappers.contains("name=\"pmpi_send_\""));
         assert!(g.wrappers.contains("name=\"mpi_recv_\""));
         assert!(!g.wrappers.contains("pmpi_recv_"));
+        assert!(!g.f08_aliases.contains("pmpi_recv_f08_"));
+        assert!(g.f08_aliases.contains("mpi_recv_f08_ = mpi_recv_;"));
         assert!(!g.wrappers.contains("mpi_isend_"));
         assert!(g.skipped.contains("MPI_Wtime: hand-written"));
     }
@@ -195,7 +204,11 @@ mod tests {
     #[test]
     fn the_real_header_wraps_the_everyday_api() {
         let h = header::Header::parse(MPI_H).unwrap();
-        let all: HashSet<String> = h.functions.iter().map(|f| f.name.clone()).collect();
+        let all: HashSet<String> = h
+            .functions
+            .iter()
+            .flat_map(|f| [f.name.clone(), format!("P{}", f.name)])
+            .collect();
         let g = generate(MPI_H, &all).unwrap();
         for name in [
             "mpi_send_",
@@ -210,7 +223,21 @@ mod tests {
         }
         assert!(g.mpif_h.contains("parameter (MPI_COMM_WORLD=257)"));
         assert!(g.module.contains("subroutine MPI_Send("));
-        assert!(g.f08_module.contains("subroutine MPI_Send("));
+        assert!(g.module.contains("subroutine PMPI_Send("));
+        assert!(g
+            .f08_module
+            .contains("interface MPI_Send\n  subroutine MPI_Send_f08("));
+        assert!(g
+            .f08_module
+            .contains("interface PMPI_Send\n  subroutine PMPI_Send_f08("));
         assert!(g.f08_module.contains("integer, optional :: ierror"));
+        assert!(g.f08_aliases.contains("mpi_send_f08_ = mpi_send_;"));
+        assert!(g.f08_aliases.contains("pmpi_send_f08_ = pmpi_send_;"));
+        // argc/argv are not Fortran arguments.
+        assert!(g.module.contains("subroutine MPI_Init(&\n      ierror)"));
+        assert!(g.wrappers.contains("c_null_ptr"));
+        assert!(g.skipped.contains("MPI_Comm_toint: C only"));
+        assert!(!g.skipped.contains("MPI_Keyval_create"));
+        assert!(!g.skipped.contains("MPI_Comm_spawn"));
     }
 }
