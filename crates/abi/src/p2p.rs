@@ -65,11 +65,11 @@ pub fn request(rt: &Runtime, function: &str, arg: &str, h: usize) -> MpiResult<R
         })
 }
 
-fn request_handle(id: ReqId) -> usize {
+pub(crate) fn request_handle(id: ReqId) -> usize {
     handle::encode(Kind::Request, id.index)
 }
 
-fn status_error(function: &str, s: &Status, capacity: u64) -> MpiResult<()> {
+pub(crate) fn status_error(function: &str, s: &Status, capacity: u64) -> MpiResult<()> {
     if s.error == ErrorClass::Truncate.code() {
         return Err(MpiError::context(
             ErrorClass::Truncate,
@@ -83,7 +83,7 @@ fn status_error(function: &str, s: &Status, capacity: u64) -> MpiResult<()> {
     Ok(())
 }
 
-fn start_send(
+pub(crate) fn start_send(
     function: &str,
     buf: *const c_void,
     n: i64,
@@ -99,7 +99,7 @@ fn start_send(
     })
 }
 
-fn send(
+pub(crate) fn send(
     function: &str,
     buf: *const c_void,
     n: i64,
@@ -120,7 +120,7 @@ fn send(
     })
 }
 
-fn isend(
+pub(crate) fn isend(
     function: &str,
     buf: *const c_void,
     n: i64,
@@ -137,7 +137,7 @@ fn isend(
     })
 }
 
-fn start_recv(
+pub(crate) fn start_recv(
     function: &str,
     buf: *mut c_void,
     n: i64,
@@ -154,7 +154,7 @@ fn start_recv(
     .map(|r| (r, capacity))
 }
 
-fn recv(
+pub(crate) fn recv(
     function: &str,
     buf: *mut c_void,
     n: i64,
@@ -173,7 +173,7 @@ fn recv(
     })
 }
 
-fn persistent(
+pub(crate) fn persistent(
     function: &str,
     recipe: impl FnOnce(CommId) -> Persistent,
     comm: usize,
@@ -185,10 +185,10 @@ fn persistent(
     })
 }
 
-fn send_init(
+pub(crate) fn send_init(
     function: &str,
     buf: *const c_void,
-    n: c_int,
+    n: i64,
     datatype: usize,
     dest: c_int,
     tag: c_int,
@@ -196,7 +196,7 @@ fn send_init(
     mode: SendMode,
     request: *mut usize,
 ) -> c_int {
-    match buffer(function, buf, n as i64, datatype) {
+    match buffer(function, buf, n, datatype) {
         Ok(b) => persistent(
             function,
             |id| Persistent::Send {
@@ -225,7 +225,7 @@ fn request_array<'a>(
 }
 
 /// Reads a request handle through a pointer (for calls that reset it to NULL).
-fn read_handle(function: &str, p: *mut usize) -> MpiResult<usize> {
+pub(crate) fn read_handle(function: &str, p: *mut usize) -> MpiResult<usize> {
     if p.is_null() {
         return Err(MpiError::arg(
             ErrorClass::Arg,
@@ -241,11 +241,16 @@ fn read_handle(function: &str, p: *mut usize) -> MpiResult<usize> {
 
 /// Completes one request if done: its status, with the handle reset to NULL for a
 /// non-persistent request. `None` while it runs.
-fn try_complete(rt: &mut Runtime, function: &str, h: &mut usize) -> MpiResult<Option<Status>> {
+pub(crate) fn try_complete(
+    rt: &mut Runtime,
+    function: &str,
+    h: &mut usize,
+) -> MpiResult<Option<Status>> {
     if *h == MPI_REQUEST_NULL {
         return Ok(Some(Status::proc_null_empty()));
     }
     let id = request(rt, function, "request", *h)?;
+    crate::mpi4_requests::settle(rt, *h);
     let persistent = rt
         .st
         .requests
@@ -253,13 +258,21 @@ fn try_complete(rt: &mut Runtime, function: &str, h: &mut usize) -> MpiResult<Op
         .is_some_and(|r| r.persistent.is_some());
     let done = rt.take_if_done(id);
     if done.is_some() && !persistent {
+        let code = crate::mpi4_requests::release(*h);
         *h = MPI_REQUEST_NULL;
+        if code != MPI_SUCCESS {
+            return Err(MpiError::context(
+                ErrorClass::Other,
+                function,
+                format!("the generalized request's free_fn returned {code}"),
+            ));
+        }
     }
     Ok(done)
 }
 
 /// True for entries Waitany/Waitsome ignore: NULL and inactive persistent requests.
-fn is_inactive(rt: &Runtime, h: usize) -> bool {
+pub(crate) fn is_inactive(rt: &Runtime, h: usize) -> bool {
     if h == MPI_REQUEST_NULL {
         return true;
     }
@@ -272,7 +285,7 @@ fn check_error(function: &str, s: &Status) -> MpiResult<()> {
     status_error(function, s, s.bytes)
 }
 
-fn statuses<'a>(
+pub(crate) fn statuses<'a>(
     function: &str,
     p: *mut MpiStatus,
     n: usize,
@@ -300,7 +313,7 @@ fn complete_all(
 }
 
 /// Errors of a multiple completion: `MPI_ERR_IN_STATUS`, with each status's error set.
-fn in_status(
+pub(crate) fn in_status(
     function: &str,
     results: &[Option<Status>],
     sts: Option<&mut [MpiStatus]>,
@@ -368,35 +381,30 @@ export! {
         recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status)
     }
     fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: usize, source: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
-        let f = "MPI_Irecv";
-        call(Scope::Comm(comm), || {
-            let (req, _) = start_recv(f, buf, count as i64, datatype, source, tag, comm)?;
-            out(f, "request", request, request_handle(req))
-        })
+        irecv("MPI_Irecv", buf, count as i64, datatype, source, tag, comm, request)
     }
 
     fn MPI_Send_init / PMPI_Send_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
-        send_init("MPI_Send_init", buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
+        send_init("MPI_Send_init", buf, count as i64, datatype, dest, tag, comm, SendMode::Standard, request)
     }
     fn MPI_Ssend_init / PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
-        send_init("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, request)
+        send_init("MPI_Ssend_init", buf, count as i64, datatype, dest, tag, comm, SendMode::Synchronous, request)
     }
     fn MPI_Rsend_init / PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
-        send_init("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, SendMode::Ready, request)
+        send_init("MPI_Rsend_init", buf, count as i64, datatype, dest, tag, comm, SendMode::Ready, request)
     }
     fn MPI_Bsend_init / PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: usize, dest: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
-        send_init("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, SendMode::Buffered, request)
+        send_init("MPI_Bsend_init", buf, count as i64, datatype, dest, tag, comm, SendMode::Buffered, request)
     }
     fn MPI_Recv_init / PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: usize, source: c_int, tag: c_int, comm: usize, request: *mut usize) -> c_int {
-        let f = "MPI_Recv_init";
-        match buffer(f, buf, count as i64, datatype) {
-            Ok(b) => persistent(f, |id| Persistent::Recv { buf: b, comm: id, source, tag }, comm, request),
-            Err(e) => crate::error::raise(Scope::Comm(comm), e),
-        }
+        recv_init("MPI_Recv_init", buf, count as i64, datatype, source, tag, comm, request)
     }
 
     fn MPI_Start / PMPI_Start(request: *mut usize) -> c_int {
         let f = "MPI_Start";
+        if let Some(rc) = (!request.is_null()).then(|| crate::mpi4_persistent::start(f, read_handle(f, request).unwrap_or(MPI_REQUEST_NULL))).flatten() {
+            return rc;
+        }
         call(Scope::Process, || {
             let h = read_handle(f, request)?;
             runtime::with(f, |rt| {
@@ -408,48 +416,35 @@ export! {
 
     fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut usize) -> c_int {
         let f = "MPI_Startall";
-        call(Scope::Process, || {
+        let mut hs: &[usize] = &[];
+        let rc = call(Scope::Process, || {
             let n = crate::util::count(f, "count", count as i64)? as usize;
-            let hs = slice(f, "array_of_requests", array_of_requests, n)?;
-            runtime::with(f, |rt| {
-                for &h in hs {
-                    let id = request(rt, f, "array_of_requests", h)?;
-                    rt.start(f, id)?;
-                }
-                Ok(())
-            })
-        })
+            hs = slice(f, "array_of_requests", array_of_requests, n)?;
+            Ok(())
+        });
+        // In order, one at a time: a persistent collective starts outside the core.
+        for &h in hs.iter().take_while(|_| rc == MPI_SUCCESS) {
+            let rc = crate::mpi4_persistent::start(f, h).unwrap_or_else(|| {
+                call(Scope::Process, || {
+                    runtime::with(f, |rt| {
+                        let id = request(rt, f, "array_of_requests", h)?;
+                        rt.start(f, id)
+                    })
+                })
+            });
+            if rc != MPI_SUCCESS {
+                return rc;
+            }
+        }
+        rc
     }
 
     fn MPI_Sendrecv / PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, source: c_int, recvtag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
-        let f = "MPI_Sendrecv";
-        call(Scope::Comm(comm), || {
-            let (r, capacity) = start_recv(f, recvbuf, recvcount as i64, recvtype, source, recvtag, comm)?;
-            let s = start_send(f, sendbuf, sendcount as i64, sendtype, dest, sendtag, comm, SendMode::Standard)?;
-            p2p::wait(f, s)?;
-            let st = p2p::wait(f, r)?;
-            store_status(status, &st);
-            status_error(f, &st, capacity)
-        })
+        sendrecv("MPI_Sendrecv", sendbuf, sendcount as i64, sendtype, dest, sendtag, recvbuf, recvcount as i64, recvtype, source, recvtag, comm, status)
     }
 
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: usize, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: usize, status: *mut MpiStatus) -> c_int {
-        let f = "MPI_Sendrecv_replace";
-        call(Scope::Comm(comm), || {
-            let b = buffer(f, buf, count as i64, datatype)?;
-            // The send goes from a copy of the memory the data spans, with the same
-            // datatype, so a conversion on the way (to another cluster) still sees types.
-            let (mem, origin) = b.read();
-            let span = mem.to_vec();
-            let copy = crossmpi_core::userbuf::UserBuf::new(span.as_ptr() as usize + origin, b.count, b.dtype.clone());
-            let capacity = b.bytes();
-            let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
-            let s = with_comm(f, comm, |rt, id| rt.isend(f, id, copy, dest, sendtag, SendMode::Standard))?;
-            p2p::wait(f, s)?;
-            let st = p2p::wait(f, r)?;
-            store_status(status, &st);
-            status_error(f, &st, capacity)
-        })
+        sendrecv_replace("MPI_Sendrecv_replace", buf, count as i64, datatype, dest, sendtag, source, recvtag, comm, status)
     }
 
     fn MPI_Wait / PMPI_Wait(request: *mut usize, status: *mut MpiStatus) -> c_int {
@@ -515,6 +510,7 @@ export! {
                 for &h in hs.iter() {
                     if h != MPI_REQUEST_NULL {
                         let id = request(rt, f, "array_of_requests", h)?;
+                        crate::mpi4_requests::settle(rt, h);
                         if rt.peek_done(id).is_none() {
                             return Ok(None);
                         }
@@ -625,6 +621,7 @@ export! {
                 runtime::with(f, |rt| {
                     rt.progress();
                     let id = self::request(rt, f, "request", request)?;
+                    crate::mpi4_requests::settle(rt, request);
                     Ok(rt.peek_done(id))
                 })?
             };
@@ -640,10 +637,17 @@ export! {
         let f = "MPI_Request_free";
         call(Scope::Process, || {
             let h = read_handle(f, request)?;
-            runtime::with(f, |rt| {
+            let code = runtime::with(f, |rt| {
+                if crate::mpi4_requests::is_composed(h) {
+                    return crate::mpi4_requests::free(rt, f, h);
+                }
                 let id = self::request(rt, f, "request", h)?;
-                rt.request_free(f, id)
+                crate::mpi4_persistent::forget(h);
+                rt.request_free(f, id).map(|_| MPI_SUCCESS)
             })?;
+            if code != MPI_SUCCESS {
+                return Err(MpiError::context(ErrorClass::Other, f, format!("the generalized request's free_fn returned {code}")));
+            }
             out(f, "request", request, MPI_REQUEST_NULL)
         })
     }
@@ -654,7 +658,11 @@ export! {
             let h = read_handle(f, request)?;
             runtime::with(f, |rt| {
                 let id = self::request(rt, f, "request", h)?;
-                rt.cancel(f, id)
+                match crate::mpi4_requests::cancel(rt, h) {
+                    Some(MPI_SUCCESS) => Ok(()),
+                    Some(code) => Err(MpiError::context(ErrorClass::Other, f, format!("the generalized request's cancel_fn returned {code}"))),
+                    None => rt.cancel(f, id),
+                }
             })
         })
     }
@@ -729,57 +737,23 @@ export! {
     }
 
     fn MPI_Mrecv / PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: usize, message: *mut usize, status: *mut MpiStatus) -> c_int {
-        let f = "MPI_Mrecv";
-        call(Scope::Process, || {
-            let (req, capacity) = match matched_receive(f, buf, count, datatype, message)? {
-                Some(r) => r,
-                None => {
-                    store_status(status, &Status::proc_null());
-                    return Ok(());
-                }
-            };
-            let s = p2p::wait(f, req)?;
-            store_status(status, &s);
-            status_error(f, &s, capacity)
-        })
+        mrecv("MPI_Mrecv", buf, count as i64, datatype, message, status)
     }
 
     fn MPI_Imrecv / PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: usize, message: *mut usize, request: *mut usize) -> c_int {
-        let f = "MPI_Imrecv";
-        call(Scope::Process, || {
-            let req = match matched_receive(f, buf, count, datatype, message)? {
-                Some((r, _)) => r,
-                None => runtime::with(f, |rt| Ok(rt.st.requests.insert(crossmpi_core::request::Request::done(Status::proc_null()))))?,
-            };
-            out(f, "request", request, request_handle(req))
-        })
+        imrecv("MPI_Imrecv", buf, count as i64, datatype, message, request)
     }
 
     fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-        let f = "MPI_Buffer_attach";
-        call(Scope::Process, || {
-            let size = crate::util::count(f, "size", size as i64)? as usize;
-            runtime::with(f, |rt| {
-                if rt.bsend_buffer.is_some() {
-                    return Err(MpiError::context(ErrorClass::Buffer, f, "a buffer is already attached (MPI_Buffer_detach it first)"));
-                }
-                rt.bsend_buffer = Some(p2p::BsendBuffer::new(buffer as usize, size));
-                Ok(())
-            })
-        })
+        buffer_attach("MPI_Buffer_attach", buffer, size as i64)
     }
 
     fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
         let f = "MPI_Buffer_detach";
         call(Scope::Process, || {
-            runtime::wait_for(f, |rt| {
-                rt.reap_bsends();
-                rt.bsend_buffer.as_ref().is_none_or(|b| b.is_idle()).then_some(())
-            })?;
-            let b = runtime::with(f, |rt| Ok(rt.bsend_buffer.take()))?;
-            let (addr, len) = b.map(|b| (b.addr, b.size)).unwrap_or((0, 0));
+            let (addr, len) = buffer_detach(f)?;
             out(f, "buffer_addr", buffer_addr as *mut usize, addr)?;
-            out(f, "size", size, len as c_int)
+            out(f, "size", size, len.min(c_int::MAX as usize) as c_int)
         })
     }
 }
@@ -840,10 +814,10 @@ fn message_handle(m: Option<Unexpected>) -> usize {
 }
 
 /// Starts receiving a matched-probe message; None for `MPI_MESSAGE_NO_PROC`.
-fn matched_receive(
+pub(crate) fn matched_receive(
     function: &str,
     buf: *mut c_void,
-    n: c_int,
+    n: i64,
     datatype: usize,
     message: *mut usize,
 ) -> MpiResult<Option<(ReqId, u64)>> {
@@ -858,7 +832,7 @@ fn matched_receive(
     }
     // SAFETY: non-null MPI_Message* argument (C ABI contract).
     let h = unsafe { *message };
-    let b = buffer(function, buf, n as i64, datatype)?;
+    let b = buffer(function, buf, n, datatype)?;
     out(function, "message", message, MPI_MESSAGE_NULL)?;
     if h == MPI_MESSAGE_NO_PROC {
         return Ok(None);
@@ -936,4 +910,190 @@ fn some(
         let results: Vec<Option<Status>> = done.iter().map(|(_, s)| Some(*s)).collect();
         in_status(function, &results, sts)
     })
+}
+
+pub(crate) fn irecv(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    source: c_int,
+    tag: c_int,
+    comm: usize,
+    request: *mut usize,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let (req, _) = start_recv(f, buf, count, datatype, source, tag, comm)?;
+        out(f, "request", request, request_handle(req))
+    })
+}
+
+pub(crate) fn recv_init(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    source: c_int,
+    tag: c_int,
+    comm: usize,
+    request: *mut usize,
+) -> c_int {
+    match buffer(f, buf, count, datatype) {
+        Ok(b) => persistent(
+            f,
+            |id| Persistent::Recv {
+                buf: b,
+                comm: id,
+                source,
+                tag,
+            },
+            comm,
+            request,
+        ),
+        Err(e) => crate::error::raise(Scope::Comm(comm), e),
+    }
+}
+
+pub(crate) fn sendrecv(
+    f: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: usize,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: usize,
+    source: c_int,
+    recvtag: c_int,
+    comm: usize,
+    status: *mut MpiStatus,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let (r, capacity) = start_recv(f, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let s = start_send(
+            f,
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            comm,
+            SendMode::Standard,
+        )?;
+        p2p::wait(f, s)?;
+        let st = p2p::wait(f, r)?;
+        store_status(status, &st);
+        status_error(f, &st, capacity)
+    })
+}
+
+pub(crate) fn sendrecv_replace(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: usize,
+    status: *mut MpiStatus,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let b = buffer(f, buf, count, datatype)?;
+        // The send goes from a copy of the memory the data spans, with the same
+        // datatype, so a conversion on the way (to another cluster) still sees types.
+        let (mem, origin) = b.read();
+        let span = mem.to_vec();
+        let copy = crossmpi_core::userbuf::UserBuf::new(
+            span.as_ptr() as usize + origin,
+            b.count,
+            b.dtype.clone(),
+        );
+        let capacity = b.bytes();
+        let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
+        let s = with_comm(f, comm, |rt, id| {
+            rt.isend(f, id, copy, dest, sendtag, SendMode::Standard)
+        })?;
+        p2p::wait(f, s)?;
+        let st = p2p::wait(f, r)?;
+        store_status(status, &st);
+        status_error(f, &st, capacity)
+    })
+}
+
+pub(crate) fn mrecv(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    message: *mut usize,
+    status: *mut MpiStatus,
+) -> c_int {
+    call(Scope::Process, || {
+        let (req, capacity) = match matched_receive(f, buf, count, datatype, message)? {
+            Some(r) => r,
+            None => {
+                store_status(status, &Status::proc_null());
+                return Ok(());
+            }
+        };
+        let s = p2p::wait(f, req)?;
+        store_status(status, &s);
+        status_error(f, &s, capacity)
+    })
+}
+
+pub(crate) fn imrecv(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    message: *mut usize,
+    request: *mut usize,
+) -> c_int {
+    call(Scope::Process, || {
+        let req = match matched_receive(f, buf, count, datatype, message)? {
+            Some((r, _)) => r,
+            None => runtime::with(f, |rt| {
+                Ok(rt
+                    .st
+                    .requests
+                    .insert(crossmpi_core::request::Request::done(Status::proc_null())))
+            })?,
+        };
+        out(f, "request", request, request_handle(req))
+    })
+}
+
+pub(crate) fn buffer_attach(f: &str, buffer: *mut c_void, size: i64) -> c_int {
+    call(Scope::Process, || {
+        let size = crate::util::count(f, "size", size)? as usize;
+        runtime::with(f, |rt| {
+            if rt.bsend_buffer.is_some() {
+                return Err(MpiError::context(
+                    ErrorClass::Buffer,
+                    f,
+                    "a buffer is already attached (MPI_Buffer_detach it first)",
+                ));
+            }
+            rt.bsend_buffer = Some(p2p::BsendBuffer::new(buffer as usize, size));
+            Ok(())
+        })
+    })
+}
+
+/// Waits until the buffered sends using the attached buffer finish and detaches it:
+/// its address and size, (0, 0) when none was attached.
+pub(crate) fn buffer_detach(f: &str) -> MpiResult<(usize, usize)> {
+    runtime::wait_for(f, |rt| {
+        rt.reap_bsends();
+        rt.bsend_buffer
+            .as_ref()
+            .is_none_or(|b| b.is_idle())
+            .then_some(())
+    })?;
+    let b = runtime::with(f, |rt| Ok(rt.bsend_buffer.take()))?;
+    Ok(b.map(|b| (b.addr, b.size)).unwrap_or((0, 0)))
 }

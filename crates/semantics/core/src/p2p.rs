@@ -167,6 +167,7 @@ impl Runtime {
                 check_tag(function, *tag, true)?;
                 check_peer(self, function, "source", *comm, *source, true)?;
             }
+            Persistent::External => {}
         }
         let mut r = Request::done(Status::default());
         r.persistent = Some(recipe);
@@ -217,13 +218,29 @@ impl Runtime {
                 source,
                 tag,
             } => self.irecv(function, comm, buf, source, tag)?,
+            Persistent::External => {
+                return Err(MpiError::arg(
+                    ErrorClass::Request,
+                    function,
+                    "request",
+                    req.index,
+                    "started by the layer that created it, not by the core",
+                ))
+            }
         };
-        let r = self.st.requests.get_mut(req).unwrap();
-        r.kind = ReqKind::Active(child);
-        r.active = true;
-        r.complete = false;
-        r.status = Status::default();
+        self.activate(req, child);
         Ok(())
+    }
+
+    /// Marks the inactive persistent request `req` started, running `child` on its
+    /// behalf (`start`, and the layer above for `Persistent::External` recipes).
+    pub fn activate(&mut self, req: ReqId, child: ReqId) {
+        if let Some(r) = self.st.requests.get_mut(req) {
+            r.kind = ReqKind::Active(child);
+            r.active = true;
+            r.complete = false;
+            r.status = Status::default();
+        }
     }
 
     /// If `req` has finished, its status; a finished non-persistent request is released

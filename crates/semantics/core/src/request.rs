@@ -105,6 +105,9 @@ pub enum Persistent {
         source: i32,
         tag: i32,
     },
+    /// An operation the layer above starts itself (persistent collectives, partitioned
+    /// communication), handing the running request to `Runtime::activate`.
+    External,
 }
 
 pub enum ReqKind {

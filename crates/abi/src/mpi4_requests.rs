@@ -1,0 +1,336 @@
+//! Requests the ABI layer composes from the core's: `MPI_Isendrecv(_replace)` (one
+//! request over a send and a receive) and generalized requests (`MPI_Grequest_start`,
+//! completed by the user).
+//!
+//! Both are a core request that stays incomplete until [`settle`] (called by every
+//! Wait/Test/Request_get_status path before it looks at a request) finds it finished:
+//! a compound when all its parts are done, a generalized request once the user called
+//! `MPI_Grequest_complete` and its `query_fn` has filled the status. [`release`] runs when
+//! the request is freed (its `free_fn`, the parts' buffers).
+//!
+//! The generalized-request callbacks run inside the completing call with the library's
+//! lock held: they may use the `MPI_Status_set_*` functions (as the standard's examples
+//! do) but not communicate.
+
+use crate::comm::with_comm;
+use crate::consts::*;
+use crate::error::{call, Scope};
+use crate::handle::{self, Kind, MpiStatus};
+use crate::p2p::{buffer, request, start_recv, start_send};
+use crate::util::out;
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::request::{ReqId, ReqKind, Request, SendMode, Status};
+use crossmpi_core::runtime::{self, Runtime};
+use crossmpi_core::userbuf::UserBuf;
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_void};
+use std::sync::{Mutex, MutexGuard};
+
+type QueryFn = extern "C" fn(*mut c_void, *mut MpiStatus) -> c_int;
+type FreeFn = extern "C" fn(*mut c_void) -> c_int;
+type CancelFn = extern "C" fn(*mut c_void, c_int) -> c_int;
+
+/// A request over several core requests: done when all are; its status is `status_of`'s.
+struct Compound {
+    parts: Vec<ReqId>,
+    status_of: ReqId,
+    /// Memory a part reads from until it completes (the send copy of `_replace`).
+    _owned: Option<Vec<u8>>,
+}
+
+struct Generalized {
+    query: Option<QueryFn>,
+    free: Option<FreeFn>,
+    cancel: Option<CancelFn>,
+    extra_state: usize,
+    /// `query_fn` has run (it runs once, when the request is first found complete).
+    queried: bool,
+}
+
+enum Composed {
+    Compound(Compound),
+    Generalized(Generalized),
+}
+
+/// By the slot of the core request the handle names.
+static COMPOSED: Mutex<Option<HashMap<u32, Composed>>> = Mutex::new(None);
+
+fn table() -> MutexGuard<'static, Option<HashMap<u32, Composed>>> {
+    COMPOSED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn register(slot: u32, c: Composed) {
+    table().get_or_insert_with(HashMap::new).insert(slot, c);
+}
+
+/// A core request that completes only when this module says so.
+fn pending_request(rt: &mut Runtime) -> ReqId {
+    rt.st.requests.insert(Request::new(ReqKind::Done))
+}
+
+fn finish(rt: &mut Runtime, id: ReqId, status: Status) {
+    if let Some(r) = rt.st.requests.get_mut(id) {
+        r.complete = true;
+        r.status = status;
+    }
+}
+
+/// Completes the core request behind `h` if it is a composed request that finished.
+pub fn settle(rt: &mut Runtime, h: usize) {
+    let Some(slot) = handle::decode(Kind::Request, h) else {
+        return;
+    };
+    let Some(id) = rt.st.requests.by_index(slot).map(|(id, _)| id) else {
+        return;
+    };
+    let mut guard = table();
+    let Some(entry) = guard.as_mut().and_then(|t| t.get_mut(&slot)) else {
+        return;
+    };
+    match entry {
+        Composed::Compound(c) => {
+            if c.parts.is_empty() || !c.parts.iter().all(|&p| rt.st.is_done(p)) {
+                return;
+            }
+            let mut status = Status::default();
+            let mut error = 0;
+            for p in c.parts.drain(..) {
+                if let Some(r) = rt.st.requests.remove(p) {
+                    if p == c.status_of {
+                        status = r.status;
+                    }
+                    if error == 0 {
+                        error = r.status.error;
+                    }
+                }
+            }
+            status.error = error;
+            finish(rt, id, status);
+        }
+        Composed::Generalized(g) => {
+            let complete = rt.st.requests.get(id).is_some_and(|r| r.complete);
+            if !complete || g.queried {
+                return;
+            }
+            g.queried = true;
+            let mut s = MpiStatus::from_core(&rt.st.requests.get(id).unwrap().status);
+            if let Some(query) = g.query {
+                let rc = query(g.extra_state as *mut c_void, &mut s);
+                if rc != 0 {
+                    s.error = rc;
+                }
+            }
+            let status = Status {
+                source: s.source,
+                tag: s.tag,
+                error: s.error,
+                bytes: s.bytes(),
+                cancelled: s.cancelled(),
+            };
+            finish(rt, id, status);
+        }
+    }
+}
+
+/// Forgets a composed request whose handle was freed: runs a generalized request's
+/// `free_fn`. Returns its error code (0 on success).
+pub fn release(h: usize) -> c_int {
+    let Some(slot) = handle::decode(Kind::Request, h) else {
+        return 0;
+    };
+    let entry = table().as_mut().and_then(|t| t.remove(&slot));
+    match entry {
+        Some(Composed::Generalized(Generalized {
+            free: Some(free),
+            extra_state,
+            ..
+        })) => free(extra_state as *mut c_void),
+        _ => 0,
+    }
+}
+
+/// `MPI_Cancel` on a generalized request: its `cancel_fn`, told whether it completed.
+/// `None` for any other request.
+pub fn cancel(rt: &Runtime, h: usize) -> Option<c_int> {
+    let slot = handle::decode(Kind::Request, h)?;
+    let guard = table();
+    let Some(Composed::Generalized(g)) = guard.as_ref()?.get(&slot) else {
+        return None;
+    };
+    let complete = rt
+        .st
+        .requests
+        .by_index(slot)
+        .is_some_and(|(_, r)| r.complete);
+    Some(
+        g.cancel
+            .map_or(0, |f| f(g.extra_state as *mut c_void, complete as c_int)),
+    )
+}
+
+fn start_compound(
+    f: &str,
+    send: ReqId,
+    recv: ReqId,
+    owned: Option<Vec<u8>>,
+    request: *mut usize,
+) -> MpiResult<()> {
+    let main = runtime::with(f, |rt| Ok(pending_request(rt)))?;
+    register(
+        main.index,
+        Composed::Compound(Compound {
+            parts: vec![send, recv],
+            status_of: recv,
+            _owned: owned,
+        }),
+    );
+    out(
+        f,
+        "request",
+        request,
+        handle::encode(Kind::Request, main.index),
+    )
+}
+
+pub(crate) fn isendrecv(
+    f: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: usize,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: usize,
+    source: c_int,
+    recvtag: c_int,
+    comm: usize,
+    request: *mut usize,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let (r, _) = start_recv(f, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let s = start_send(
+            f,
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            comm,
+            SendMode::Standard,
+        )?;
+        start_compound(f, s, r, None, request)
+    })
+}
+
+pub(crate) fn isendrecv_replace(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: usize,
+    request: *mut usize,
+) -> c_int {
+    call(Scope::Comm(comm), || {
+        let b = buffer(f, buf, count, datatype)?;
+        // The send reads a copy of the span the data covers (same datatype, so a
+        // conversion for another cluster still sees types); the copy lives in the
+        // compound until the send is done.
+        let (mem, origin) = b.read();
+        let span = mem.to_vec();
+        let copy = UserBuf::new(span.as_ptr() as usize + origin, b.count, b.dtype.clone());
+        let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
+        let s = with_comm(f, comm, |rt, id| {
+            rt.isend(f, id, copy, dest, sendtag, SendMode::Standard)
+        })?;
+        start_compound(f, s, r, Some(span), request)
+    })
+}
+
+export! {
+    fn MPI_Isendrecv / PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: usize, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: usize, source: c_int, recvtag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isendrecv("MPI_Isendrecv", sendbuf, sendcount as i64, sendtype, dest, sendtag, recvbuf, recvcount as i64, recvtype, source, recvtag, comm, request)
+    }
+    fn MPI_Isendrecv_c / PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: i64, sendtype: usize, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: usize, source: c_int, recvtag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isendrecv("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request)
+    }
+    fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: usize, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isendrecv_replace("MPI_Isendrecv_replace", buf, count as i64, datatype, dest, sendtag, source, recvtag, comm, request)
+    }
+    fn MPI_Isendrecv_replace_c / PMPI_Isendrecv_replace_c(buf: *mut c_void, count: i64, datatype: usize, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: usize, request: *mut usize) -> c_int {
+        isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, request)
+    }
+
+    fn MPI_Grequest_start / PMPI_Grequest_start(query_fn: Option<QueryFn>, free_fn: Option<FreeFn>, cancel_fn: Option<CancelFn>, extra_state: *mut c_void, request: *mut usize) -> c_int {
+        let f = "MPI_Grequest_start";
+        call(Scope::Process, || {
+            if request.is_null() {
+                return Err(MpiError::arg(ErrorClass::Arg, f, "request", "NULL", "an output argument is required"));
+            }
+            let id = runtime::with(f, |rt| Ok(pending_request(rt)))?;
+            register(id.index, Composed::Generalized(Generalized {
+                query: query_fn,
+                free: free_fn,
+                cancel: cancel_fn,
+                extra_state: extra_state as usize,
+                queried: false,
+            }));
+            out(f, "request", request, handle::encode(Kind::Request, id.index))
+        })
+    }
+
+    fn MPI_Grequest_complete / PMPI_Grequest_complete(request: usize) -> c_int {
+        let f = "MPI_Grequest_complete";
+        call(Scope::Process, || {
+            let slot = handle::decode(Kind::Request, request);
+            let generalized = slot.is_some_and(|s| {
+                matches!(table().as_ref().and_then(|t| t.get(&s)), Some(Composed::Generalized(_)))
+            });
+            if !generalized {
+                return Err(MpiError::arg(ErrorClass::Request, f, "request", handle::describe(request), "not a generalized request (MPI_Grequest_start makes them)"));
+            }
+            runtime::with(f, |rt| {
+                let id = request_id(rt, f, request)?;
+                let r = rt.st.requests.get_mut(id).unwrap();
+                if r.complete {
+                    return Err(MpiError::arg(ErrorClass::Request, f, "request", handle::describe(request), "already completed"));
+                }
+                r.complete = true;
+                if r.freed {
+                    // MPI_Request_free came first: nobody will wait for it.
+                    rt.st.requests.remove(id);
+                    let _ = release(request);
+                }
+                Ok(())
+            })
+        })
+    }
+}
+
+fn request_id(rt: &Runtime, f: &str, h: usize) -> MpiResult<ReqId> {
+    request(rt, f, "request", h)
+}
+
+/// Whether `h` names a request of this module still waiting for its user or parts.
+pub fn is_composed(h: usize) -> bool {
+    handle::decode(Kind::Request, h)
+        .is_some_and(|s| table().as_ref().is_some_and(|t| t.contains_key(&s)))
+}
+
+/// `MPI_Request_free` on a composed request: a finished one is released now, a running
+/// one when it completes (a generalized one in `MPI_Grequest_complete`).
+pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<c_int> {
+    settle(rt, h);
+    let id = request_id(rt, f, h)?;
+    let r = rt.st.requests.get_mut(id).unwrap();
+    if r.complete {
+        rt.st.requests.remove(id);
+        return Ok(release(h));
+    }
+    r.freed = true;
+    Ok(MPI_SUCCESS)
+}
