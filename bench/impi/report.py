@@ -9,6 +9,7 @@ writes OUT_DIR/impi-{p2p,coll,kernels}-summary.csv and, when matplotlib is avail
 OUT_DIR/impi-{p2p,coll,kernels}.png.
 """
 import csv
+import importlib.util
 import os
 import statistics
 import sys
@@ -22,6 +23,13 @@ try:  # the plots are optional: Debian's python3-matplotlib
 except ImportError:
     plt = None
 
+# bench/lib/report.py's size labels (1K, 64K, 1M), so every benchmark writes sizes alike.
+_lib = importlib.util.spec_from_file_location(
+    "bench_lib_report", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "report.py"))
+_lib_report = importlib.util.module_from_spec(_lib)
+_lib.loader.exec_module(_lib_report)
+human = _lib_report.human
+
 COLLS = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter"]
 COLL_VARIANTS = ["magpie", "impispec", "flat", "openmpi"]
 COLORS = {"impi": "C3", "tcp": "C0", "magpie": "C3", "impispec": "C1", "flat": "C0", "openmpi": "C2",
@@ -33,13 +41,6 @@ P2P_LARGE_FROM = 64 << 10
 COLL_SPEEDUP = 2.0           # at 10 ms, every collective >= 2x faster than Open MPI flat
 COLL_TARGET_DELAY = 10
 KERNEL_RATIO = 1.10          # two clusters at 0 ms within 10 % of one cluster
-
-
-def human(nbytes):
-    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
-        if nbytes >= scale and nbytes % scale == 0:
-            return f"{nbytes // scale}{unit}"
-    return str(nbytes)
 
 
 def load(path):
