@@ -3,7 +3,8 @@
 ! Callbacks written for mpi_f08 (handles of TYPE(MPI_Comm)..., LOGICAL flags,
 ! INTEGER(MPI_ADDRESS_KIND) values), called by the library through C: a communicator
 ! keyval, a datatype keyval with MPI_TYPE_DUP_FN, and a communicator error handler;
-! then the profiling names: PMPI_ calls through the module's PMPI_ generics.
+! then the profiling names: PMPI_ calls through the module's PMPI_ generics. The
+! procedures are checked against the module's abstract interfaces of the callback types.
 module f08_callbacks_procs
   use mpi_f08
   implicit none
@@ -51,9 +52,15 @@ program f08_callbacks
   integer :: ierr, keyval, type_keyval, rank, rank_p, nprocs, total
   integer(kind=MPI_ADDRESS_KIND) :: value
   logical :: flag
+  procedure(MPI_Comm_copy_attr_function), pointer :: copy_fn
+  procedure(MPI_Comm_delete_attr_function), pointer :: delete_fn
+  procedure(MPI_Comm_errhandler_function), pointer :: handler_fn
 
+  copy_fn => copy_with_offset
+  delete_fn => count_delete
+  handler_fn => on_error
   call MPI_Init()
-  call MPI_Comm_create_keyval(copy_with_offset, count_delete, keyval, 10_MPI_ADDRESS_KIND)
+  call MPI_Comm_create_keyval(copy_fn, delete_fn, keyval, 10_MPI_ADDRESS_KIND)
   call MPI_Comm_set_attr(MPI_COMM_WORLD, keyval, 2_MPI_ADDRESS_KIND**36)
   call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
   call check_success(ierr, 'MPI_Comm_dup')
@@ -75,7 +82,7 @@ program f08_callbacks
   call MPI_Type_free(pair)
   call MPI_Type_free_keyval(type_keyval)
 
-  call MPI_Comm_create_errhandler(on_error, handler, ierr)
+  call MPI_Comm_create_errhandler(handler_fn, handler, ierr)
   call check_success(ierr, 'MPI_Comm_create_errhandler')
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, handler)
   call MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_TAG)

@@ -4,7 +4,8 @@
 //! external procedures with `ierror` optional, and the library needs no second set of
 //! wrappers: the specific names `MPI_Send_f08`/`PMPI_Send_f08` of the generics
 //! `MPI_Send`/`PMPI_Send` are linker aliases of `mpi_send_`/`pmpi_send_`
-//! (docs/fortran.md).
+//! (docs/fortran.md). The callback types (`PROCEDURE(MPI_User_function)`...) come from
+//! fortran/f08_callback_interfaces.inc.
 
 use crate::constants::{self, Style};
 use crate::header::Header;
@@ -38,7 +39,7 @@ pub fn module(h: &Header, interfaces: &str) -> Result<String, String> {
          module mpi_f08\n  implicit none\n{types}\
          \x20 type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    \
          integer :: MPI_internal(5)\n  end type\n\
-         {}{}{operators}\n{interfaces}\n\
+         {}{}include 'f08_callback_interfaces.inc'\n{operators}\n{interfaces}\n\
          include 'special_interfaces.inc'\ncontains\n{functions}end module mpi_f08\n",
         constants::declarations(&h.constants, Style::F08)?,
         constants::callback_declarations(),
@@ -62,5 +63,9 @@ mod tests {
         assert!(m.contains("crossmpi_eq_comm = a%MPI_VAL == b%MPI_VAL"));
         assert!(m.contains("crossmpi_ne_comm = a%MPI_VAL /= b%MPI_VAL"));
         assert!(m.contains("parameter (MPI_COMM_WORLD=MPI_Comm(257))"));
+        // The callback interfaces import the types and kinds, so they follow both.
+        let include = m.find("include 'f08_callback_interfaces.inc'").unwrap();
+        assert!(include > m.find("parameter (MPI_ADDRESS_KIND=8)").unwrap());
+        assert!(include > m.find(":: MPI_Status").unwrap());
     }
 }
