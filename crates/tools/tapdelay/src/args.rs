@@ -4,16 +4,25 @@
 use crate::queue::LinkConfig;
 
 pub const USAGE: &str = "usage: crossmpi-tapdelay NETNS_A:TAP_A NETNS_B:TAP_B --delay-us N \
-[--loss PERCENT] [--seed N] [--rate-mbit N] [--max-backlog-us N] [--vnet]";
+[--loss PERCENT] [--seed N] [--rate-mbit N] [--max-backlog-us N] [--vnet] \
+[--link NETNS_C:TAP_C NETNS_D:TAP_D --delay-us N ...]...";
 
-/// Everything one delay-line process needs.
+/// One emulated link: a TAP in each of two namespaces and how frames cross it.
 #[derive(Debug, PartialEq)]
-pub struct Options {
+pub struct LinkSpec {
     pub a: (String, String),
     pub b: (String, String),
     pub vnet: bool,
     pub seed: u64,
     pub link: LinkConfig,
+}
+
+/// Everything one delay-line process needs: the links it serves (one process serves
+/// them all, so a frame that crosses two of them is picked up by the second one as
+/// soon as the first hands it to the kernel, without a second process waking up).
+#[derive(Debug, PartialEq)]
+pub struct Options {
+    pub links: Vec<LinkSpec>,
     /// How long before a frame is due the loop stops sleeping and polls instead.
     pub spin_ns: u64,
 }
@@ -79,6 +88,36 @@ fn tunable(name: &str, value: Option<&str>, default: u64, max: u64) -> Result<u6
 }
 
 pub fn parse(args: &[String], env: &Tunables) -> Result<Options, String> {
+    let queue_mb = tunable(
+        "CROSSMPI_TAPDELAY_QUEUE_MB",
+        env.queue_mb,
+        DEFAULT_QUEUE_MB,
+        65_536,
+    )?;
+    if queue_mb == 0 {
+        return Err(
+            "crossmpi-tapdelay: CROSSMPI_TAPDELAY_QUEUE_MB value \"0\" is not in 1..65536".into(),
+        );
+    }
+    let spin_us = tunable(
+        "CROSSMPI_TAPDELAY_SPIN_US",
+        env.spin_us,
+        DEFAULT_SPIN_US,
+        10_000,
+    )?;
+    let links = args
+        .split(|a| a == "--link")
+        .enumerate()
+        .map(|(i, group)| parse_link(i + 1, group, queue_mb as usize))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Options {
+        links,
+        spin_ns: spin_us * 1_000,
+    })
+}
+
+/// One link's arguments (`index` counts links from 1, for the error messages).
+fn parse_link(index: usize, args: &[String], queue_mb: usize) -> Result<LinkSpec, String> {
     let mut positional = Vec::new();
     let (mut delay_us, mut loss_pct, mut seed) = (None, 0.0f64, 1u64);
     let (mut rate_mbit, mut backlog_us, mut vnet) = (None::<f64>, DEFAULT_MAX_BACKLOG_US, false);
@@ -99,49 +138,31 @@ pub fn parse(args: &[String], env: &Tunables) -> Result<Options, String> {
     }
     let [a, b] = positional.as_slice() else {
         return Err(format!(
-            "crossmpi-tapdelay: expected two endpoints, got {positional:?}\n{USAGE}"
+            "crossmpi-tapdelay: link {index}: expected two endpoints, got {positional:?}\n{USAGE}"
         ));
     };
-    let delay_us =
-        delay_us.ok_or_else(|| format!("crossmpi-tapdelay: --delay-us is required\n{USAGE}"))?;
+    let delay_us = delay_us.ok_or_else(|| {
+        format!("crossmpi-tapdelay: link {index}: --delay-us is required\n{USAGE}")
+    })?;
     if !(0.0..=100.0).contains(&loss_pct) {
         return Err(format!(
-            "crossmpi-tapdelay: --loss value {loss_pct} is not a percentage in [0, 100]"
+            "crossmpi-tapdelay: link {index}: --loss value {loss_pct} is not a percentage in [0, 100]"
         ));
     }
     let rate_bps = match rate_mbit {
         Some(r) if !(r > 0.0 && r <= 1e6) => {
             return Err(format!(
-                "crossmpi-tapdelay: --rate-mbit value {r} is not in (0, 1000000]"
+                "crossmpi-tapdelay: link {index}: --rate-mbit value {r} is not in (0, 1000000]"
             ))
         }
         Some(r) => Some((r * 1e6) as u64),
         None => None,
     };
-    let queue_mb = tunable(
-        "CROSSMPI_TAPDELAY_QUEUE_MB",
-        env.queue_mb,
-        DEFAULT_QUEUE_MB,
-        65_536,
-    )?;
-    if queue_mb == 0 {
-        return Err(
-            "crossmpi-tapdelay: CROSSMPI_TAPDELAY_QUEUE_MB value \"0\" is not in 1..65536".into(),
-        );
-    }
-    let queue_mb = queue_mb as usize;
-    let spin_us = tunable(
-        "CROSSMPI_TAPDELAY_SPIN_US",
-        env.spin_us,
-        DEFAULT_SPIN_US,
-        10_000,
-    )?;
-    Ok(Options {
+    Ok(LinkSpec {
         a: endpoint(a)?,
         b: endpoint(b)?,
         vnet,
         seed,
-        spin_ns: spin_us * 1_000,
         link: LinkConfig {
             delay_ns: delay_us * 1_000,
             loss: loss_pct / 100.0,
@@ -175,15 +196,46 @@ mod tests {
             &Tunables::default(),
         )
         .unwrap();
-        assert_eq!(o.a, ("l1-a".into(), "t0".into()));
-        assert_eq!(o.b, ("l1-b".into(), "t1".into()));
-        assert!(o.vnet);
-        assert_eq!(o.seed, 9);
-        assert_eq!(o.link.delay_ns, 2_500_000);
-        assert!((o.link.loss - 0.015).abs() < 1e-12);
-        assert_eq!(o.link.rate_bps, Some(200_000_000));
-        assert_eq!(o.link.header_bytes, 10);
-        assert_eq!(o.link.max_frames, (256 << 20) / 65_802);
+        let [l] = o.links.as_slice() else {
+            panic!("one link expected: {o:?}")
+        };
+        assert_eq!(l.a, ("l1-a".into(), "t0".into()));
+        assert_eq!(l.b, ("l1-b".into(), "t1".into()));
+        assert!(l.vnet);
+        assert_eq!(l.seed, 9);
+        assert_eq!(l.link.delay_ns, 2_500_000);
+        assert!((l.link.loss - 0.015).abs() < 1e-12);
+        assert_eq!(l.link.rate_bps, Some(200_000_000));
+        assert_eq!(l.link.header_bytes, 10);
+        assert_eq!(l.link.max_frames, (256 << 20) / 65_802);
+    }
+
+    #[test]
+    fn each_link_keeps_its_own_settings() {
+        let o = parse(
+            &argv("a:u b:v --delay-us 500 --vnet --seed 3 --link c:u d:v --delay-us 20 --loss 2"),
+            &Tunables::default(),
+        )
+        .unwrap();
+        let [first, second] = o.links.as_slice() else {
+            panic!("two links expected: {o:?}")
+        };
+        assert_eq!((first.a.0.as_str(), second.b.0.as_str()), ("a", "d"));
+        assert_eq!(
+            (first.link.delay_ns, second.link.delay_ns),
+            (500_000, 20_000)
+        );
+        assert_eq!((first.seed, second.seed), (3, 1));
+        assert!(first.vnet && !second.vnet);
+        assert_eq!((first.link.loss, second.link.loss), (0.0, 0.02));
+        let e = parse(
+            &argv("a:u b:v --delay-us 5 --link c:u d:v"),
+            &Tunables::default(),
+        )
+        .unwrap_err();
+        assert!(e.contains("link 2: --delay-us is required"), "{e}");
+        let e = parse(&argv("a:u b:v --delay-us 5 --link"), &Tunables::default()).unwrap_err();
+        assert!(e.contains("link 2: expected two endpoints"), "{e}");
     }
 
     #[test]
@@ -229,8 +281,9 @@ mod tests {
     fn queue_size_sets_the_frame_bound() {
         let o = parse(&argv("a:t b:t --delay-us 0"), &queue("9")).unwrap();
         assert_eq!(o.spin_ns, 100_000);
-        assert_eq!(o.link.max_frames, (9 << 20) / 9_216);
-        assert_eq!(o.link.rate_bps, None);
-        assert_eq!(o.link.loss, 0.0);
+        let l = &o.links[0].link;
+        assert_eq!(l.max_frames, (9 << 20) / 9_216);
+        assert_eq!(l.rate_bps, None);
+        assert_eq!(l.loss, 0.0);
     }
 }

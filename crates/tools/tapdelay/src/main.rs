@@ -1,29 +1,52 @@
-//! `crossmpi-tapdelay`: crossmpi lab's user-space delay line. It joins two network
+//! `crossmpi-tapdelay`: crossmpi lab's user-space delay line. It joins pairs of network
 //! namespaces, attaches to a persistent TAP in each, and forwards frames between
 //! them after a fixed one-way delay, with optional loss and rate cap. This kernel has
 //! no netem, so this is how the lab emulates a long-distance link.
 //!
-//! The schedule is the sans-IO [`queue::DelayQueue`]; this file is only the I/O loop.
+//! One process serves every link it is given: a frame that crosses two delay lines
+//! (out of one cluster's uplink into the WAN core and on into another's) is written to
+//! the second TAP by the kernel while the process is still running, and read at once,
+//! instead of waiting for a second process to wake up (tens of µs in a VM, per
+//! crossing).
+//!
+//! The schedule is the sans-IO [`queue::DelayQueue`], the correction for the
+//! process's own latency the sans-IO [`lateness::Lateness`]; this file is only the
+//! I/O loop.
 
 mod args;
+mod lateness;
 mod queue;
 mod rng;
 mod tap;
 
 use std::time::Instant;
 
+use lateness::Lateness;
 use queue::DelayQueue;
-use tap::Tap;
+use tap::{Poller, Tap};
 
-/// Frames read per TAP per wake-up: enough to amortise the wake-up, few enough that
-/// due frames of the other direction are not held back.
+/// Frames read per TAP per wake-up at most: enough to amortise the wake-up, few
+/// enough to come back to the timeout soon.
 const READ_BATCH: usize = 64;
 
-/// One direction: frames read from `from` are queued and written to `to`.
+/// Timed sleeps at start-up that give the wake-up latency estimate its first value,
+/// so the first frames are already stamped right.
+const CALIBRATION_SLEEPS: u32 = 32;
+const CALIBRATION_SLEEP_NS: u64 = 200_000;
+
+/// One direction of a link: frames read from one TAP are queued for the other.
 struct Direction {
     queue: DelayQueue<Vec<u8>>,
     spare: Vec<Vec<u8>>,
     allocated: usize,
+    max_frames: usize,
+    buf_len: usize,
+}
+
+/// One emulated link: its two TAPs, and the direction away from each.
+struct Link {
+    taps: [Tap; 2],
+    dirs: [Direction; 2],
 }
 
 fn main() {
@@ -46,105 +69,201 @@ fn main() {
         }
     };
     if let Err(e) = run(&opts) {
-        eprintln!(
-            "crossmpi-tapdelay {}:{} <-> {}:{}: {e}",
-            opts.a.0, opts.a.1, opts.b.0, opts.b.1
-        );
+        eprintln!("crossmpi-tapdelay: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(opts: &args::Options) -> std::io::Result<()> {
-    let taps = [
-        Tap::open(&opts.a.0, &opts.a.1, opts.vnet)?,
-        Tap::open(&opts.b.0, &opts.b.1, opts.vnet)?,
-    ];
-    tap::set_precise_timers();
-    let buf_len = args::frame_buffer_len(opts.vnet);
-    // Different seeds per direction so both directions do not lose the same frames.
-    let mut dirs = [0u64, 1].map(|d| Direction {
-        queue: DelayQueue::new(opts.link.clone(), opts.seed.wrapping_mul(2).wrapping_add(d)),
-        spare: Vec::new(),
-        allocated: 0,
-    });
-    let start = Instant::now();
-    let now_ns = || start.elapsed().as_nanos() as u64;
-    let mut scratch = Vec::with_capacity(buf_len);
-    let result = pump(&taps, &mut dirs, &mut scratch, opts, now_ns);
-    for (d, dir) in dirs.iter().enumerate() {
-        let s = dir.queue.stats();
-        let (from, to) = if d == 0 {
-            (&opts.a, &opts.b)
-        } else {
-            (&opts.b, &opts.a)
-        };
-        eprintln!(
-            "crossmpi-tapdelay {}:{} -> {}:{}: forwarded {}, lost {}, overflow {}",
-            from.0, from.1, to.0, to.1, s.forwarded, s.lost, s.overflow
-        );
-    }
-    result
+fn endpoint_name(spec: &args::LinkSpec, side: usize) -> String {
+    let (ns, tap) = if side == 0 { &spec.a } else { &spec.b };
+    format!("{ns}:{tap}")
 }
 
-/// Moves frames until a TAP fails (typically: its namespace was deleted).
-fn pump(
-    taps: &[Tap; 2],
-    dirs: &mut [Direction; 2],
-    scratch: &mut Vec<u8>,
-    opts: &args::Options,
-    now_ns: impl Fn() -> u64,
-) -> std::io::Result<()> {
-    let (max_frames, buf_len) = (opts.link.max_frames, args::frame_buffer_len(opts.vnet));
-    loop {
-        let now = now_ns();
-        for (d, dir) in dirs.iter_mut().enumerate() {
-            while let Some(frame) = dir.queue.pop_due(now) {
+fn open_link(spec: &args::LinkSpec) -> std::io::Result<Link> {
+    let open = |(ns, ifname): &(String, String)| {
+        Tap::open(ns, ifname, spec.vnet)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{ns}:{ifname}: {e}")))
+    };
+    let buf_len = args::frame_buffer_len(spec.vnet);
+    // Different seeds per direction so both directions do not lose the same frames.
+    let dir = |d: u64| Direction {
+        queue: DelayQueue::new(spec.link.clone(), spec.seed.wrapping_mul(2).wrapping_add(d)),
+        spare: Vec::new(),
+        allocated: 0,
+        max_frames: spec.link.max_frames,
+        buf_len,
+    };
+    Ok(Link {
+        taps: [open(&spec.a)?, open(&spec.b)?],
+        dirs: [dir(0), dir(1)],
+    })
+}
+
+fn run(opts: &args::Options) -> std::io::Result<()> {
+    let mut links = opts
+        .links
+        .iter()
+        .map(open_link)
+        .collect::<std::io::Result<Vec<_>>>()?;
+    tap::set_precise_timers();
+    let mut poller = Poller::new(links.iter().flat_map(|l| l.taps.iter().map(Tap::raw_fd)));
+    let start = Instant::now();
+    let clock = || start.elapsed().as_nanos() as u64;
+    let mut lateness = Lateness::new(opts.spin_ns);
+    calibrate(&mut poller, &mut lateness, &clock);
+    let mut scratch = Vec::new();
+    let result = pump(
+        &mut links,
+        &mut poller,
+        &mut lateness,
+        &mut scratch,
+        opts.spin_ns,
+        &clock,
+    );
+    for (link, spec) in links.iter().zip(&opts.links) {
+        for (d, dir) in link.dirs.iter().enumerate() {
+            let s = dir.queue.stats();
+            eprintln!(
+                "crossmpi-tapdelay {} -> {}: forwarded {}, lost {}, overflow {}",
+                endpoint_name(spec, d),
+                endpoint_name(spec, 1 - d),
+                s.forwarded,
+                s.lost,
+                s.overflow
+            );
+        }
+    }
+    eprintln!(
+        "crossmpi-tapdelay: wake-up latency {} ns, release lead {} ns",
+        lateness.wake_ns(),
+        lateness.lead()
+    );
+    result.map_err(|(index, e)| {
+        let spec = &opts.links[index / 2];
+        std::io::Error::new(e.kind(), format!("{}: {e}", endpoint_name(spec, index % 2)))
+    })
+}
+
+/// Measures a few timed sleeps before any frame flows.
+fn calibrate(poller: &mut Poller, lateness: &mut Lateness, clock: &impl Fn() -> u64) {
+    for _ in 0..CALIBRATION_SLEEPS {
+        let began = clock();
+        if poller.wait(Some(CALIBRATION_SLEEP_NS)).is_err() || poller.any_readable() {
+            return;
+        }
+        lateness.timer_woke(began + CALIBRATION_SLEEP_NS, clock());
+    }
+}
+
+/// Writes every frame that is due (less the release lead) to its TAP.
+fn release_due(links: &mut [Link], lateness: &mut Lateness, clock: &impl Fn() -> u64) {
+    for link in links.iter_mut() {
+        for (d, dir) in link.dirs.iter_mut().enumerate() {
+            loop {
+                let lead = lateness.lead();
+                let now = clock();
+                let Some((due, frame)) = dir.queue.pop_due(now + lead) else {
+                    break;
+                };
+                lateness.released(due.saturating_sub(lead), now);
                 // A failed write loses one frame, as a real link would; the TAP itself
-                // disappearing is noticed by the poll below.
-                let _ = taps[1 - d].write_frame(&frame);
+                // disappearing is noticed by the poll.
+                let _ = link.taps[1 - d].write_frame(&frame);
                 dir.spare.push(frame);
             }
         }
-        let timeout = dirs
+    }
+}
+
+/// Moves frames until a TAP fails (typically: its namespace was deleted); the error
+/// carries the TAP's index (link * 2 + side).
+fn pump(
+    links: &mut [Link],
+    poller: &mut Poller,
+    lateness: &mut Lateness,
+    scratch: &mut Vec<u8>,
+    spin_ns: u64,
+    clock: &impl Fn() -> u64,
+) -> Result<(), (usize, std::io::Error)> {
+    loop {
+        release_due(links, lateness, clock);
+        let next_due = links
             .iter()
+            .flat_map(|l| l.dirs.iter())
             .filter_map(|d| d.queue.next_due())
-            .min()
-            .map(|due| {
-                // Sleep until `spin_ns` before the frame is due, then poll without
-                // sleeping: a timer wake-up is late by tens of microseconds.
-                due.saturating_sub(now_ns()).saturating_sub(opts.spin_ns)
-            });
-        let readable = tap::wait_readable([taps[0].raw_fd(), taps[1].raw_fd()], timeout)?;
-        for (d, dir) in dirs.iter_mut().enumerate() {
-            if !readable[d] {
-                continue;
+            .min();
+        let began = clock();
+        // Sleep until `spin_ns` before the next frame is due, then poll without
+        // sleeping: a timer wake-up is late by tens of microseconds.
+        let wake_at = next_due.map(|due| due.saturating_sub(lateness.lead() + spin_ns));
+        let timeout = wake_at.map(|at| at.saturating_sub(began));
+        poller.wait(timeout)?;
+        if !poller.any_readable() {
+            if let (Some(at), Some(t)) = (wake_at, timeout) {
+                if t > 0 {
+                    lateness.timer_woke(at, clock());
+                }
             }
-            for _ in 0..READ_BATCH {
-                let mut buf = match dir.spare.pop() {
-                    Some(b) => b,
-                    None if dir.allocated < max_frames => {
-                        dir.allocated += 1;
-                        Vec::with_capacity(buf_len)
+            continue;
+        }
+        let backdate = lateness.backdate(clock().saturating_sub(began));
+        let mut pending: Vec<bool> = (0..2 * links.len()).map(|i| poller.readable(i)).collect();
+        // Round-robin, one frame per readable TAP per round, releasing due frames
+        // between rounds: a busy TAP neither starves the others nor holds back frames
+        // that are due.
+        for _ in 0..READ_BATCH {
+            let mut any = false;
+            for (i, link) in links.iter_mut().enumerate() {
+                for d in 0..2 {
+                    if pending[2 * i + d] {
+                        let got = read_frame(link, d, scratch, clock, backdate)
+                            .map_err(|e| (2 * i + d, e))?;
+                        pending[2 * i + d] = got;
+                        any |= got;
                     }
-                    // Memory bound reached: read the frame to drop it.
-                    None => std::mem::take(scratch),
-                };
-                buf.reserve(buf_len);
-                if !taps[d].read_frame(&mut buf)? {
-                    recycle(dir, scratch, buf, buf_len);
-                    break;
                 }
-                if let Err((_, back)) = dir.queue.push(now_ns(), buf) {
-                    recycle(dir, scratch, back, buf_len);
-                }
+            }
+            release_due(links, lateness, clock);
+            if !any {
+                break;
             }
         }
     }
 }
 
+/// Reads one frame from side `d` of `link` into its queue, stamped `backdate` before
+/// now. `Ok(false)` when none was waiting.
+fn read_frame(
+    link: &mut Link,
+    d: usize,
+    scratch: &mut Vec<u8>,
+    clock: &impl Fn() -> u64,
+    backdate: u64,
+) -> std::io::Result<bool> {
+    let dir = &mut link.dirs[d];
+    let mut buf = match dir.spare.pop() {
+        Some(b) => b,
+        None if dir.allocated < dir.max_frames => {
+            dir.allocated += 1;
+            Vec::with_capacity(dir.buf_len)
+        }
+        // Memory bound reached: read the frame to drop it.
+        None => std::mem::take(scratch),
+    };
+    buf.reserve(dir.buf_len);
+    if !link.taps[d].read_frame(&mut buf)? {
+        recycle(dir, scratch, buf);
+        return Ok(false);
+    }
+    if let Err((_, back)) = dir.queue.push(clock().saturating_sub(backdate), buf) {
+        recycle(dir, scratch, back);
+    }
+    Ok(true)
+}
+
 /// Returns a buffer to the pool it came from (the drop scratch or the spares).
-fn recycle(dir: &mut Direction, scratch: &mut Vec<u8>, buf: Vec<u8>, buf_len: usize) {
-    if scratch.capacity() < buf_len {
+fn recycle(dir: &mut Direction, scratch: &mut Vec<u8>, buf: Vec<u8>) {
+    if scratch.capacity() < dir.buf_len {
         *scratch = buf;
     } else {
         dir.spare.push(buf);

@@ -116,12 +116,12 @@ impl<B: AsRef<[u8]>> DelayQueue<B> {
         self.frames.front().map(|(due, _)| *due)
     }
 
-    /// Takes the next frame if it is due at `now_ns`.
-    pub fn pop_due(&mut self, now_ns: u64) -> Option<B> {
+    /// Takes the next frame, with its due time, if it is due at `now_ns`.
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<(u64, B)> {
         match self.frames.front() {
             Some((due, _)) if *due <= now_ns => {
                 self.stats.forwarded += 1;
-                self.frames.pop_front().map(|(_, frame)| frame)
+                self.frames.pop_front()
             }
             _ => None,
         }
@@ -153,7 +153,10 @@ mod tests {
         q.push(1_000, vec![0u8; 100]).unwrap();
         assert_eq!(q.next_due(), Some(5_001_000));
         assert!(q.pop_due(5_000_999).is_none());
-        assert_eq!(q.pop_due(5_001_000).map(|f| f.len()), Some(100));
+        assert_eq!(
+            q.pop_due(5_001_000).map(|(due, f)| (due, f.len())),
+            Some((5_001_000, 100))
+        );
         assert_eq!(q.next_due(), None);
         assert_eq!(q.stats().forwarded, 1);
     }
@@ -168,7 +171,8 @@ mod tests {
         let mut now = 0;
         while q.next_due().is_some() {
             now = q.next_due().unwrap();
-            while let Some(f) = q.pop_due(now) {
+            while let Some((due, f)) = q.pop_due(now) {
+                assert_eq!(due, now);
                 out.push((now, f[0]));
             }
         }

@@ -156,38 +156,70 @@ impl Tap {
     }
 }
 
-/// Waits until one of `fds` is readable or `timeout_ns` has passed (`None`: forever).
-/// Returns the readable flags in the order of `fds`.
-pub fn wait_readable(fds: [libc::c_int; 2], timeout_ns: Option<u64>) -> io::Result<[bool; 2]> {
-    let mut pfds = fds.map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
-    let ts = timeout_ns.map(|ns| libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    });
-    let ts_ptr = ts
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `pfds` is a live array of 2 pollfds and `ts_ptr` is null or points at `ts`.
-    let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), 2, ts_ptr, std::ptr::null()) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok([false, false]);
+/// Waits for input on a set of TAPs.
+pub struct Poller {
+    fds: Vec<libc::pollfd>,
+}
+
+impl Poller {
+    pub fn new(fds: impl IntoIterator<Item = libc::c_int>) -> Self {
+        let fds = fds
+            .into_iter()
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        Self { fds }
+    }
+
+    /// Waits until a TAP is readable or `timeout_ns` has passed (`None`: forever).
+    /// A TAP that fails (its namespace was deleted) is an error naming its index.
+    pub fn wait(&mut self, timeout_ns: Option<u64>) -> Result<(), (usize, io::Error)> {
+        let ts = timeout_ns.map(|ns| libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        });
+        let ts_ptr = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` is a live array of `fds.len()` pollfds and `ts_ptr` is null or
+        // points at `ts`, which outlives the call.
+        let rc = unsafe {
+            libc::ppoll(
+                self.fds.as_mut_ptr(),
+                self.fds.len() as libc::nfds_t,
+                ts_ptr,
+                std::ptr::null(),
+            )
+        };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                self.fds.iter_mut().for_each(|p| p.revents = 0);
+                return Ok(());
+            }
+            return Err((0, e));
         }
-        return Err(e);
+        let bad = libc::POLLERR | libc::POLLHUP | libc::POLLNVAL;
+        if let Some(i) = self.fds.iter().position(|p| p.revents & bad != 0) {
+            return Err((
+                i,
+                io::Error::new(io::ErrorKind::BrokenPipe, "TAP device went away"),
+            ));
+        }
+        Ok(())
     }
-    let bad = libc::POLLERR | libc::POLLHUP | libc::POLLNVAL;
-    if pfds.iter().any(|p| p.revents & bad != 0) {
-        return Err(io::Error::new(
-            io::ErrorKind::BrokenPipe,
-            "TAP device went away",
-        ));
+
+    /// Whether TAP `index` was readable at the last wait.
+    pub fn readable(&self, index: usize) -> bool {
+        self.fds[index].revents & libc::POLLIN != 0
     }
-    Ok(pfds.map(|p| p.revents & libc::POLLIN != 0))
+
+    pub fn any_readable(&self) -> bool {
+        self.fds.iter().any(|p| p.revents & libc::POLLIN != 0)
+    }
 }
 
 /// Asks for precise timer wake-ups (the default slack of 50 µs would blur delays).
