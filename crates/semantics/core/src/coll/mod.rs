@@ -6,8 +6,9 @@
 //! as a nonblocking request. Hierarchical algorithms cut the communicator along the
 //! levels of [`levels`]: the node, then (on a communicator spanning sites) the site,
 //! whose leaders exchange in one round so a collective crosses between sites once;
-//! `CROSSMPI_COLL_WAN` selects IMPI's algorithms instead ([`select::Wan`]). The byte-level `barrier`, `bcast_bytes` and `allgather_bytes`
-//! serve the runtime itself (context agreement, finalize).
+//! `CROSSMPI_COLL_WAN` selects IMPI's algorithms instead ([`select::Wan`]). The
+//! byte-level `barrier`, `bcast_bytes` and `allgather_bytes` serve the runtime itself
+//! (context agreement, finalize).
 
 pub mod allgather;
 pub mod allreduce;
@@ -83,7 +84,11 @@ pub fn barrier(function: &str, comm: CommId) -> MpiResult<()> {
 pub fn bcast_bytes(function: &str, comm: CommId, root: usize, data: &mut [u8]) -> MpiResult<()> {
     sched::run(function, comm, |s| {
         let span = s.region(data.as_mut_ptr() as usize, data.len());
-        bcast::binomial::build(s, whole(s), root, span);
+        if magpie(s) {
+            bcast::two_level::build(s, whole(s), root, span, &levels(s));
+        } else {
+            bcast::binomial::build(s, whole(s), root, span);
+        }
         Ok(())
     })
 }
@@ -99,7 +104,11 @@ pub fn allgather_bytes(function: &str, comm: CommId, mine: &[u8]) -> MpiResult<V
         let own = s.region(mine.as_ptr() as usize, b);
         s.copy(own, span.block(me, b));
         let blocks: Vec<Span> = (0..n).map(|i| span.block(i, b)).collect();
-        allgather::ring::build(s, whole(s), &blocks);
+        if magpie(s) {
+            allgather::two_level::build(s, whole(s), &blocks, &levels(s));
+        } else {
+            allgather::ring::build(s, whole(s), &blocks);
+        }
         Ok(())
     })?;
     Ok(all)
@@ -380,8 +389,8 @@ pub fn rooted(
             return Ok(());
         }
         match flow {
-            Flow::ToRoot => gather::linear::build(s, whole(s), root, mine, &spans),
-            Flow::FromRoot => scatter::linear::build(s, whole(s), root, &spans, mine),
+            Flow::ToRoot => gather::linear::build(s, t, root, mine, &spans),
+            Flow::FromRoot => scatter::linear::build(s, t, root, &spans, mine),
         }
         Ok(())
     })
