@@ -127,11 +127,16 @@ class GridJobs:
         self.workdir = workdir
         self.bin = os.path.join(prefix, "bin")
         self.agent = f"{self.bin}/crossmpi lab exec --lab={lab.name}"
-        # Open MPI's plm_rsh_agent keeps only an agent's first word, so it gets a
-        # one-word script that runs the agent.
+        # Open MPI's launch agent: a one-word script (plm_rsh_agent keeps only the first
+        # word of a longer one) that maps the host addresses Open MPI is given back to
+        # lab host names. Open MPI gets addresses because it resolves host names with
+        # DNS, which a lab host cannot reach: each lookup blocks its event loop for the
+        # resolver's timeout and the job never starts.
         self.ompi_agent = os.path.join(workdir, f"lab-exec-{lab.name}")
+        hosts = [h for cluster in cluster_hosts(lab) for h in cluster]
+        cases = "".join(f"  {lab.ip(h)}) host={h} ;;\n" for h in hosts)
         with open(self.ompi_agent, "w") as f:
-            f.write(f'#!/bin/sh\nexec {self.agent} "$@"\n')
+            f.write(f'#!/bin/sh\nhost=$1\nshift\ncase $host in\n{cases}esac\nexec {self.agent} "$host" "$@"\n')
         os.chmod(self.ompi_agent, 0o755)
 
     def _env(self, host, extra):
@@ -239,15 +244,16 @@ class GridJobs:
         return self._finish(job, timeout)
 
     def run_openmpi(self, sizes, argv, env=None, timeout=120):
-        """Open MPI's mpirun on the first host; sizes[i] ranks in cluster i, TCP between
-        hosts (and between ranks of one host: vader's shared memory would be unfair to
-        neither side of a cross-cluster comparison, but the hosts' namespaces differ
-        only in network, so it is kept), every socket on eth0."""
+        """Open MPI's mpirun on the first host; sizes[i] ranks in cluster i: TCP (ob1)
+        between hosts and vader between ranks of one host, as crossmpi uses shared
+        memory there; every socket on eth0."""
         job = Job(started=time.monotonic())
         host = cluster_hosts(self.lab)[0][0]
         env = dict(env or {})
-        mpirun = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe",
-                  "--host", flat_hosts(self.lab, sizes), "-n", str(sum(sizes)),
+        addresses = ",".join(f"{self.lab.ip(h)}:{n}" for h, n in
+                             (slot.split(":") for slot in flat_hosts(self.lab, sizes).split(",")))
+        mpirun = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "--host", addresses,
+                  "-n", str(sum(sizes)),
                   "--mca", "plm_rsh_agent", self.ompi_agent, "--mca", "plm_rsh_no_tree_spawn", "1",
                   "--mca", "oob_tcp_if_include", "eth0", "--mca", "btl_tcp_if_include", "eth0",
                   "--mca", "pml", "ob1", "--mca", "btl", "tcp,vader,self"]
