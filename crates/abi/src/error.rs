@@ -29,6 +29,9 @@ struct Registry {
     user_classes: Vec<Option<String>>,
     /// (class, string) of each user code.
     user_codes: Vec<(i32, Option<String>)>,
+    /// User classes and codes taken back by `MPI_Remove_error_class/code` (their values
+    /// are not reused, so a stale value never names a newer class).
+    removed: Vec<i32>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -36,6 +39,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     next: 0,
     user_classes: Vec::new(),
     user_codes: Vec::new(),
+    removed: Vec::new(),
 });
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
@@ -71,6 +75,9 @@ pub fn class_of(code: c_int) -> Option<c_int> {
         return Some(code);
     }
     let r = registry();
+    if r.removed.contains(&code) {
+        return None;
+    }
     if code >= FIRST_USER_CODE {
         return r
             .user_codes
@@ -103,6 +110,9 @@ pub fn string_of(code: c_int) -> Option<String> {
         return Some(name);
     }
     let r = registry();
+    if r.removed.contains(&code) {
+        return None;
+    }
     if code >= FIRST_USER_CODE {
         return r
             .user_codes
@@ -149,6 +159,11 @@ fn predefined_class_name(code: c_int) -> Option<String> {
         ErrorClass::Unsupported,
         ErrorClass::ProcAborted,
         ErrorClass::Errhandler,
+        ErrorClass::Name,
+        ErrorClass::Port,
+        ErrorClass::Service,
+        ErrorClass::Spawn,
+        ErrorClass::Session,
     ]
     .into_iter()
     .find(|c| c.code() == code);
@@ -188,15 +203,29 @@ pub fn add_code(function: &str, class: c_int) -> MpiResult<c_int> {
 
 /// `MPI_Add_error_string`: only for user classes and codes.
 pub fn add_string(function: &str, code: c_int, text: String) -> MpiResult<()> {
+    set_string(function, code, Some(text))
+}
+
+/// Sets or (with `None`) removes the string of a live user class or code.
+fn set_string(function: &str, code: c_int, text: Option<String>) -> MpiResult<()> {
     let mut r = registry();
+    if r.removed.contains(&code) {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "errorcode",
+            code,
+            "was removed",
+        ));
+    }
     if code >= FIRST_USER_CODE {
         if let Some(c) = r.user_codes.get_mut((code - FIRST_USER_CODE) as usize) {
-            c.1 = Some(text);
+            c.1 = text;
             return Ok(());
         }
     } else if code >= FIRST_USER_CLASS {
         if let Some(c) = r.user_classes.get_mut((code - FIRST_USER_CLASS) as usize) {
-            *c = Some(text);
+            *c = text;
             return Ok(());
         }
     }
@@ -207,6 +236,68 @@ pub fn add_string(function: &str, code: c_int, text: String) -> MpiResult<()> {
         code,
         "not a user-defined error class or code",
     ))
+}
+
+/// `MPI_Remove_error_string`.
+pub fn remove_string(function: &str, code: c_int) -> MpiResult<()> {
+    set_string(function, code, None)
+}
+
+fn is_user_code(r: &Registry, code: c_int) -> bool {
+    code >= FIRST_USER_CODE
+        && ((code - FIRST_USER_CODE) as usize) < r.user_codes.len()
+        && !r.removed.contains(&code)
+}
+
+fn is_user_class(r: &Registry, class: c_int) -> bool {
+    (FIRST_USER_CLASS..FIRST_USER_CODE).contains(&class)
+        && ((class - FIRST_USER_CLASS) as usize) < r.user_classes.len()
+        && !r.removed.contains(&class)
+}
+
+/// `MPI_Remove_error_code`: only a live user code.
+pub fn remove_code(function: &str, code: c_int) -> MpiResult<()> {
+    let mut r = registry();
+    if !is_user_code(&r, code) {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "errorcode",
+            code,
+            "not a user-defined error code (MPI_Add_error_code makes them)",
+        ));
+    }
+    r.removed.push(code);
+    Ok(())
+}
+
+/// `MPI_Remove_error_class`: only a live user class none of whose codes is live.
+pub fn remove_class(function: &str, class: c_int) -> MpiResult<()> {
+    let mut r = registry();
+    if !is_user_class(&r, class) {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "errorclass",
+            class,
+            "not a user-defined error class (MPI_Add_error_class makes them)",
+        ));
+    }
+    let live = (0..r.user_codes.len())
+        .map(|i| FIRST_USER_CODE + i as i32)
+        .filter(|&code| r.user_codes[(code - FIRST_USER_CODE) as usize].0 == class)
+        .find(|&code| is_user_code(&r, code));
+    if let Some(code) = live {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "errorclass",
+            class,
+            format!("error code {code} of this class still exists (remove it first)"),
+        ));
+    }
+    r.removed.push(class);
+    Ok(())
 }
 
 /// `MPI_LASTUSEDCODE`.

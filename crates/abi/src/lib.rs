@@ -44,6 +44,8 @@ mod error;
 mod group;
 mod handle;
 mod info;
+mod mpi4_dynamic;
+mod mpi4_env;
 mod mpi4_large_counts;
 mod mpi4_persistent;
 mod mpi4_requests;

@@ -35,9 +35,14 @@ pub enum ErrorClass {
     InfoNokey = 32,
     InfoValue = 33,
     Keyval = 36,
+    Name = 38,
     NoMem = 39,
+    Port = 43,
+    Service = 51,
+    Spawn = 53,
     Unsupported = 55,
     ProcAborted = 58,
+    Session = 60,
     Errhandler = 61,
 }
 
@@ -74,9 +79,14 @@ impl ErrorClass {
             ErrorClass::InfoNokey => "info key not defined",
             ErrorClass::InfoValue => "invalid info value",
             ErrorClass::Keyval => "invalid attribute key",
+            ErrorClass::Name => "invalid service name",
             ErrorClass::NoMem => "out of memory",
+            ErrorClass::Port => "invalid port name",
+            ErrorClass::Service => "invalid service name (not published)",
+            ErrorClass::Spawn => "cannot spawn processes",
             ErrorClass::Unsupported => "unsupported operation",
             ErrorClass::ProcAborted => "a peer process aborted",
+            ErrorClass::Session => "invalid session",
             ErrorClass::Errhandler => "invalid error handler",
         }
     }
