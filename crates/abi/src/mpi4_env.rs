@@ -81,8 +81,15 @@ fn check_fortran_info(function: &str, pairs: &info::Pairs) -> MpiResult<()> {
     Ok(())
 }
 
-/// LOGICAL .TRUE. and .FALSE. bit patterns the Fortran library registered, by size.
-static FORTRAN_BOOLEANS: Mutex<Vec<(usize, Vec<u8>, Vec<u8>)>> = Mutex::new(Vec::new());
+/// The LOGICAL .TRUE. and .FALSE. bit patterns of one LOGICAL size.
+struct Booleans {
+    size: usize,
+    true_bits: Vec<u8>,
+    false_bits: Vec<u8>,
+}
+
+/// What the Fortran library registered, one entry per size.
+static FORTRAN_BOOLEANS: Mutex<Vec<Booleans>> = Mutex::new(Vec::new());
 
 fn logical_bytes(function: &str, size: c_int) -> MpiResult<usize> {
     match size {
@@ -219,8 +226,8 @@ export! {
                 return Err(MpiError::arg(ErrorClass::Arg, f, "logical_false", format!("{fl:?}"), "equals logical_true"));
             }
             let mut all = FORTRAN_BOOLEANS.lock().unwrap_or_else(|p| p.into_inner());
-            all.retain(|(size, _, _)| *size != n);
-            all.push((n, t, fl));
+            all.retain(|b| b.size != n);
+            all.push(Booleans { size: n, true_bits: t, false_bits: fl });
             Ok(())
         })
     }
@@ -230,11 +237,11 @@ export! {
         call(Scope::Process, || {
             let n = logical_bytes(f, logical_size)?;
             let all = FORTRAN_BOOLEANS.lock().unwrap_or_else(|p| p.into_inner());
-            let Some((_, t, fl)) = all.iter().find(|(size, _, _)| *size == n) else {
+            let Some(b) = all.iter().find(|b| b.size == n) else {
                 return out(f, "is_set", is_set, 0);
             };
-            slice_mut(f, "logical_true", logical_true as *mut u8, n)?.copy_from_slice(t);
-            slice_mut(f, "logical_false", logical_false as *mut u8, n)?.copy_from_slice(fl);
+            slice_mut(f, "logical_true", logical_true as *mut u8, n)?.copy_from_slice(&b.true_bits);
+            slice_mut(f, "logical_false", logical_false as *mut u8, n)?.copy_from_slice(&b.false_bits);
             out(f, "is_set", is_set, 1)
         })
     }
