@@ -192,25 +192,72 @@ const FORTRAN_COMPATIBLE_CALLBACKS: &[&str] = &[
     "MPI_Session_errhandler_function",
 ];
 
-/// Why a function gets no generated wrapper, or the kinds of its parameters.
-pub fn classify(header: &Header, f: &Prototype) -> Result<Vec<Kind>, String> {
+/// What a wrapper does with the C function's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Returns {
+    /// An error code, stored in the Fortran `ierror` argument.
+    ErrorCode,
+    /// A value, which the Fortran routine returns as a function (MPI_Wtime,
+    /// MPI_Aint_add...).
+    Value(ValueType),
+    /// Nothing: the Fortran binding of the variadic MPI_Pcontrol has no `ierror`.
+    Nothing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    Double,
+    Aint,
+}
+
+impl ValueType {
+    /// The result type of the wrapper and of the C function's interface.
+    pub fn c_type(self) -> &'static str {
+        match self {
+            ValueType::Double => "real(c_double)",
+            ValueType::Aint => "integer(c_intptr_t)",
+        }
+    }
+
+    /// The result type in the modules' interfaces.
+    pub fn fortran_type(self) -> &'static str {
+        match self {
+            ValueType::Double => "double precision",
+            ValueType::Aint => "integer(kind=8)",
+        }
+    }
+}
+
+/// How a C function maps to its Fortran binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    pub returns: Returns,
+    /// The kind of every C parameter, in order.
+    pub params: Vec<Kind>,
+}
+
+/// Why a function gets no generated wrapper, or how it maps to Fortran.
+pub fn classify(header: &Header, f: &Prototype) -> Result<Signature, String> {
     if f.name.starts_with("MPI_T_") {
         return Err("MPI_T has no Fortran binding in the standard".into());
     }
     if f.name.ends_with("_toint") || f.name.ends_with("_fromint") {
         return Err("C only: converts between a handle and the integer a Fortran handle is".into());
     }
-    if f.returns != "int" {
-        return Err(format!("returns {} (hand-written or C only)", f.returns));
-    }
-    if f.variadic {
-        return Err("variadic (hand-written)".into());
-    }
-
-    f.params
+    // A variadic function (MPI_Pcontrol) takes its fixed arguments from Fortran.
+    let returns = match (f.returns.as_str(), f.variadic) {
+        ("int", false) => Returns::ErrorCode,
+        ("int", true) => Returns::Nothing,
+        ("double", false) => Returns::Value(ValueType::Double),
+        ("MPI_Aint", false) => Returns::Value(ValueType::Aint),
+        (other, _) => return Err(format!("returns {other} (C only)")),
+    };
+    let params = f
+        .params
         .iter()
         .map(|p| classify_param(header, f, p))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok(Signature { returns, params })
 }
 
 fn other_param<'a>(f: &'a Prototype, names: &[&str]) -> Option<&'a CParam> {
@@ -389,7 +436,33 @@ mod tests {
     }
 
     fn kinds(line: &str) -> Result<Vec<Kind>, String> {
+        classify(&header(), &parse_prototype(line).unwrap()).map(|s| s.params)
+    }
+
+    fn returns(line: &str) -> Returns {
         classify(&header(), &parse_prototype(line).unwrap())
+            .unwrap()
+            .returns
+    }
+
+    #[test]
+    fn results_become_ierror_function_values_or_nothing() {
+        assert_eq!(
+            returns("int MPI_Barrier(MPI_Comm comm);"),
+            Returns::ErrorCode
+        );
+        assert_eq!(
+            returns("double MPI_Wtime(void);"),
+            Returns::Value(ValueType::Double)
+        );
+        assert_eq!(
+            returns("MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);"),
+            Returns::Value(ValueType::Aint)
+        );
+        assert_eq!(
+            returns("int MPI_Pcontrol(const int level, ...);"),
+            Returns::Nothing
+        );
     }
 
     #[test]
@@ -430,7 +503,8 @@ mod tests {
         assert!(e.contains("array of strings"), "{e}");
         let e = kinds("int MPI_Foo(int n, MPI_Datatype types[]);").unwrap_err();
         assert!(e.contains("unknown length"), "{e}");
-        assert!(kinds("double MPI_Wtime(void);").is_err());
+        let e = kinds("MPI_Comm MPI_Foo(void);").unwrap_err();
+        assert!(e.contains("returns MPI_Comm"), "{e}");
         let e = kinds("int MPI_Comm_toint(MPI_Comm comm);").unwrap_err();
         assert!(e.contains("C only"), "{e}");
         let e = kinds("int MPI_Foo(void *extra_state);").unwrap_err();

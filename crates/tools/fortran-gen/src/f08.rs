@@ -40,7 +40,7 @@ pub fn module(h: &Header, interfaces: &str) -> Result<String, String> {
          \x20 type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    \
          integer :: MPI_internal(5)\n  end type\n\
          {}{}include 'f08_callback_interfaces.inc'\n{operators}\n{interfaces}\n\
-         include 'special_interfaces.inc'\ncontains\n{functions}end module mpi_f08\n",
+         contains\n{functions}end module mpi_f08\n",
         constants::declarations(&h.constants, Style::F08)?,
         constants::callback_declarations(),
     ))

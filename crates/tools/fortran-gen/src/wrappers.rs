@@ -2,7 +2,7 @@
 //! is gfortran's name for the MPI routine (`mpi_send_`), which converts what differs
 //! between the languages and calls the C function through a `bind(C)` interface.
 
-use crate::classify::{Kind, Scalar};
+use crate::classify::{Kind, Returns, Scalar, Signature};
 use crate::header::{CParam, Prototype};
 use std::fmt::Write;
 
@@ -201,9 +201,9 @@ pub enum Entry {
     Profiling,
 }
 
-pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
+pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
     let mut parts = Parts::default();
-    for (p, k) in f.params.iter().zip(kinds) {
+    for (p, k) in f.params.iter().zip(&sig.params) {
         parts.add(&p.name, k);
     }
     let c_name = match entry {
@@ -212,13 +212,19 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     };
     let lower = c_name.to_ascii_lowercase();
     let mut dummies = parts.dummies.clone();
-    dummies.push("ierror".into());
+    if sig.returns == Returns::ErrorCode {
+        dummies.push("ierror".into());
+    }
     dummies.extend(parts.hidden.iter().cloned());
     let c_names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    let (kind, c_result) = match sig.returns {
+        Returns::Value(v) => (format!("{} function", v.c_type()), v.c_type()),
+        _ => ("subroutine".to_string(), "integer(c_int)"),
+    };
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "subroutine crossmpi_{lower}({}) &\n    bind(C, name=\"{}\")",
+        "{kind} crossmpi_{lower}({}) &\n    bind(C, name=\"{}\")",
         continued(&dummies, "    "),
         fortran_symbol(&c_name)
     );
@@ -226,15 +232,23 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     for d in &parts.decls {
         let _ = writeln!(out, "  {d}");
     }
-    // Optional so one wrapper serves mpi_f08, where callers may omit ierror (gfortran
-    // then passes NULL).
-    out.push_str("  integer(c_int), optional :: ierror\n  integer(c_int) :: ierr_c\n");
+    match sig.returns {
+        // Optional so one wrapper serves mpi_f08, where callers may omit ierror
+        // (gfortran then passes NULL).
+        Returns::ErrorCode => out.push_str("  integer(c_int), optional :: ierror\n"),
+        Returns::Value(_) => {}
+        // No ierror to give it to, as the standard's Fortran binding says.
+        Returns::Nothing => out.push_str("  integer(c_int) :: ierr_c\n"),
+    }
+    if sig.returns == Returns::ErrorCode {
+        out.push_str("  integer(c_int) :: ierr_c\n");
+    }
     for l in &parts.locals {
         let _ = writeln!(out, "  {l}");
     }
     let _ = writeln!(
         out,
-        "  interface\n    integer(c_int) function c_{lower}({}) &\n        bind(C, name=\"{}\")\n      import\n      implicit none",
+        "  interface\n    {c_result} function c_{lower}({}) &\n        bind(C, name=\"{}\")\n      import\n      implicit none",
         continued(&c_names, "        "),
         c_name
     );
@@ -245,18 +259,23 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
     for b in &parts.before {
         let _ = writeln!(out, "  {b}");
     }
+    let result = match sig.returns {
+        Returns::Value(_) => format!("crossmpi_{lower}"),
+        _ => "ierr_c".to_string(),
+    };
     let _ = writeln!(
         out,
-        "  ierr_c = c_{lower}({})",
+        "  {result} = c_{lower}({})",
         continued(&parts.actuals, "      ")
     );
     for a in &parts.after {
         let _ = writeln!(out, "  {a}");
     }
-    let _ = writeln!(
-        out,
-        "  if (present(ierror)) ierror = ierr_c\nend subroutine\n"
-    );
+    out.push_str(match sig.returns {
+        Returns::ErrorCode => "  if (present(ierror)) ierror = ierr_c\nend subroutine\n\n",
+        Returns::Value(_) => "end function\n\n",
+        Returns::Nothing => "end subroutine\n\n",
+    });
     out
 }
 
@@ -265,16 +284,22 @@ pub fn wrapper(f: &Prototype, kinds: &[Kind], entry: Entry) -> String {
 /// arguments accept any type, kind and rank (as Open MPI's `use mpi` does with
 /// gfortran), strings are `CHARACTER(*)`, callbacks are procedures, and `ierror` is an
 /// `INTEGER`, required in `mpi` and optional in `mpi_f08`.
-pub fn interface(name: &str, f: &Prototype, kinds: &[Kind], optional_ierror: bool) -> String {
+pub fn interface(name: &str, f: &Prototype, sig: &Signature, optional_ierror: bool) -> String {
     let params: Vec<(&CParam, &Kind)> = f
         .params
         .iter()
-        .zip(kinds)
+        .zip(&sig.params)
         .filter(|(_, k)| !matches!(k, Kind::Omitted { .. }))
         .collect();
     let mut names: Vec<String> = params.iter().map(|(p, _)| p.name.clone()).collect();
-    names.push("ierror".into());
-    let mut out = format!("  subroutine {name}({})\n", continued(&names, "      "));
+    if sig.returns == Returns::ErrorCode {
+        names.push("ierror".into());
+    }
+    let kind = match sig.returns {
+        Returns::Value(v) => format!("{} function", v.fortran_type()),
+        _ => "subroutine".to_string(),
+    };
+    let mut out = format!("  {kind} {name}({})\n", continued(&names, "      "));
     for (p, k) in params {
         let n = &p.name;
         match k {
@@ -295,25 +320,68 @@ pub fn interface(name: &str, f: &Prototype, kinds: &[Kind], optional_ierror: boo
             }
         }
     }
-    let ierror = if optional_ierror {
-        "integer, optional :: ierror"
-    } else {
-        "integer :: ierror"
-    };
-    let _ = writeln!(out, "    {ierror}\n  end subroutine");
+    match sig.returns {
+        Returns::ErrorCode if optional_ierror => out.push_str("    integer, optional :: ierror\n"),
+        Returns::ErrorCode => out.push_str("    integer :: ierror\n"),
+        _ => {}
+    }
+    out.push_str(match sig.returns {
+        Returns::Value(_) => "  end function\n",
+        _ => "  end subroutine\n",
+    });
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::ValueType;
     use crate::header::parse_prototype;
+
+    fn errors(params: Vec<Kind>) -> Signature {
+        Signature {
+            returns: Returns::ErrorCode,
+            params,
+        }
+    }
+
+    #[test]
+    fn value_results_make_functions_without_ierror() {
+        let f = parse_prototype("double MPI_Wtime(void);").unwrap();
+        let sig = Signature {
+            returns: Returns::Value(ValueType::Double),
+            params: vec![],
+        };
+        let w = wrapper(&f, &sig, Entry::Profiling);
+        assert!(
+            w.starts_with("real(c_double) function crossmpi_pmpi_wtime() &"),
+            "{w}"
+        );
+        assert!(w.contains("crossmpi_pmpi_wtime = c_pmpi_wtime()"), "{w}");
+        assert!(!w.contains("ierror"), "{w}");
+        let i = interface("MPI_Wtime_f08", &f, &sig, true);
+        assert_eq!(
+            i,
+            "  double precision function MPI_Wtime_f08()\n  end function\n"
+        );
+        let f = parse_prototype("int MPI_Pcontrol(const int level, ...);").unwrap();
+        let sig = Signature {
+            returns: Returns::Nothing,
+            params: vec![Kind::Value(Scalar::Int)],
+        };
+        let w = wrapper(&f, &sig, Entry::Mpi);
+        assert!(
+            w.contains("ierr_c = c_mpi_pcontrol(") && !w.contains("ierror"),
+            "{w}"
+        );
+        assert!(!interface("MPI_Pcontrol", &f, &sig, false).contains("ierror"));
+    }
 
     #[test]
     fn string_lengths_come_after_ierror() {
         let f = parse_prototype("int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);")
             .unwrap();
-        let w = wrapper(&f, &[Kind::Handle, Kind::StringIn], Entry::Mpi);
+        let w = wrapper(&f, &errors(vec![Kind::Handle, Kind::StringIn]), Entry::Mpi);
         let head: String = w.lines().take(6).collect::<Vec<_>>().join(" ");
         let ierror = head.find("ierror").unwrap();
         assert!(head.find("a_comm_name_len").unwrap() > ierror, "{head}");
@@ -326,14 +394,14 @@ mod tests {
         let f = parse_prototype("int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);").unwrap();
         let w = wrapper(
             &f,
-            &[Kind::Handle, Kind::HandlePtr { is_const: false }],
+            &errors(vec![Kind::Handle, Kind::HandlePtr { is_const: false }]),
             Entry::Profiling,
         );
         assert!(w.contains("a_newcomm = int(h_newcomm, c_int)"), "{w}");
         assert!(w.contains("name=\"pmpi_comm_dup_\"") && w.contains("name=\"PMPI_Comm_dup\""));
         let w = wrapper(
             &f,
-            &[Kind::Handle, Kind::HandlePtr { is_const: true }],
+            &errors(vec![Kind::Handle, Kind::HandlePtr { is_const: true }]),
             Entry::Mpi,
         );
         assert!(!w.contains("a_newcomm = int"), "{w}");
