@@ -576,6 +576,13 @@ contains
     end do
   end function
 
+  ! Whether the calling process is rank root of comm (where the spawn functions read
+  ! their arguments significant only at the root).
+  logical function crossmpi_is_root(root, comm)
+    integer(c_int), intent(in) :: root, comm
+    crossmpi_is_root = comm_query_result(c_comm_rank, comm) == root
+  end function
+
   ! MPI_COMM_SPAWN's argv: elements up to the first blank one, NULL-terminated for C;
   ! MPI_ARGV_NULL gives NULL.
   subroutine crossmpi_argv_in(p, flen, list)

@@ -68,17 +68,12 @@ pub enum Kind {
     Omitted {
         by_value: bool,
     },
-    /// A Fortran `CHARACTER(*) argv(*)` ended by a blank element (`MPI_ARGV_NULL`: none):
-    /// C gets a NULL-terminated `char *[]`.
-    Argv,
-    /// `count` Fortran strings (`array_of_commands`): C gets a `char *[count]`.
+    /// Strings for C built from a Fortran `CHARACTER` array, read only where `at_root`
+    /// (a Fortran condition) holds: the spawn functions use them at the root only, and
+    /// other processes may pass anything. Elsewhere C gets NULL.
     Strings {
-        count: String,
-    },
-    /// `ARRAY_OF_ARGV(count, *)`, one blank-terminated argv per row (`MPI_ARGVS_NULL`:
-    /// none): C gets a `char **[count]`.
-    ArgvLists {
-        count: String,
+        shape: StringShape,
+        at_root: String,
     },
     /// An attribute value given by value in C, by reference in Fortran.
     AttrIn {
@@ -91,6 +86,18 @@ pub enum Kind {
         keyval: String,
         flag: String,
     },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StringShape {
+    /// `CHARACTER(*) argv(*)` ended by a blank element (`MPI_ARGV_NULL`: none): C gets a
+    /// NULL-terminated `char *[]`.
+    Argv,
+    /// `count` strings (`array_of_commands`): C gets a `char *[count]`.
+    Commands { count: String },
+    /// `ARRAY_OF_ARGV(count, *)`, one blank-terminated argv per row (`MPI_ARGVS_NULL`:
+    /// none): C gets a `char **[count]`.
+    ArgvLists { count: String },
 }
 
 /// The C callbacks of fortran/support.f90 that call a Fortran procedure.
@@ -298,20 +305,12 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
     if p.name == "argc" || (p.name == "argv" && has_argc) {
         return Ok(Kind::Omitted { by_value: ind == 0 });
     }
-    let count = || other_param(f, &["count"]).map(|c| format!("a_{}", c.name));
-    match (p.base.as_str(), p.stars, p.brackets, p.name.as_str()) {
-        ("char", 1, 1, "argv") => return Ok(Kind::Argv),
-        ("char", 1, 1, "array_of_commands") => {
-            return count()
-                .map(|count| Kind::Strings { count })
-                .ok_or_else(|| format!("parameter '{}': strings without count", p.name))
-        }
-        ("char", 2, 1, "array_of_argv") => {
-            return count()
-                .map(|count| Kind::ArgvLists { count })
-                .ok_or_else(|| format!("parameter '{}': argv lists without count", p.name))
-        }
-        _ => {}
+    if let Some(shape) = string_shape(f, p) {
+        return Ok(Kind::Strings {
+            shape: shape?,
+            at_root: at_root(f)
+                .ok_or_else(|| format!("parameter '{}': strings without root and comm", p.name))?,
+        });
     }
     match (p.base.as_str(), ind) {
         ("int", 0) => Ok(Kind::Value(Scalar::Int)),
@@ -341,6 +340,38 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
         (ty, 1) if FORTRAN_COMPATIBLE_CALLBACKS.contains(&ty) => Ok(Kind::Procedure),
         (ty, _) => reject(&format!("type {ty} with {ind} indirections")),
     }
+}
+
+/// The Fortran condition that holds at the root of `f`'s communicator, where the
+/// arguments significant only at the root are read.
+fn at_root(f: &Prototype) -> Option<String> {
+    let root = other_param(f, &["root"])?;
+    let comm = other_param(f, &["comm"])?;
+    Some(format!(
+        "crossmpi_is_root(a_{}, a_{})",
+        root.name, comm.name
+    ))
+}
+
+/// The shape of a string array parameter of the spawn functions, if `p` is one.
+fn string_shape(f: &Prototype, p: &CParam) -> Option<Result<StringShape, String>> {
+    let count = || {
+        other_param(f, &["count"])
+            .map(|c| format!("a_{}", c.name))
+            .ok_or_else(|| format!("parameter '{}': strings without count", p.name))
+    };
+    Some(
+        match (p.base.as_str(), p.stars, p.brackets, p.name.as_str()) {
+            ("char", 1, 1, "argv") => Ok(StringShape::Argv),
+            ("char", 1, 1, "array_of_commands") => {
+                count().map(|count| StringShape::Commands { count })
+            }
+            ("char", 2, 1, "array_of_argv") => {
+                count().map(|count| StringShape::ArgvLists { count })
+            }
+            _ => return None,
+        },
+    )
 }
 
 /// The trampoline through which C calls the procedure passed as `p`, if it needs one.
@@ -400,7 +431,12 @@ fn callback_record(f: &Prototype) -> Option<Kind> {
 fn handle_array_length(f: &Prototype, p: &CParam) -> Option<String> {
     let count_of = |names: &[&str]| other_param(f, names).map(|c| format!("a_{}", c.name));
     match p.name.as_str() {
-        "array_of_requests" | "array_of_types" | "array_of_info" => count_of(&["count", "incount"]),
+        "array_of_requests" | "array_of_types" => count_of(&["count", "incount"]),
+        // MPI_Comm_spawn_multiple reads the infos, like its count, at the root only.
+        "array_of_info" => {
+            let count = count_of(&["count"])?;
+            Some(format!("merge({count}, 0, {})", at_root(f)?))
+        }
         "array_of_datatypes" => count_of(&["max_datatypes"]),
         // Alltoallw takes one type per process of the (remote) group; the neighbourhood
         // version one per out- (send) or in-neighbour (receive) of the topology.
@@ -526,27 +562,38 @@ mod tests {
     fn spawn_strings_are_converted() {
         let k = kinds("int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);").unwrap();
         assert_eq!(k[0], Kind::StringIn);
-        assert_eq!(k[1], Kind::Argv);
+        let at_root = "crossmpi_is_root(a_root, a_comm)".to_string();
+        assert_eq!(
+            k[1],
+            Kind::Strings {
+                shape: StringShape::Argv,
+                at_root: at_root.clone()
+            }
+        );
         assert_eq!(k[7], Kind::Address);
         let k = kinds("int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);").unwrap();
         let count = "a_count".to_string();
         assert_eq!(
             k[1],
             Kind::Strings {
-                count: count.clone()
+                shape: StringShape::Commands {
+                    count: count.clone()
+                },
+                at_root: at_root.clone()
             }
         );
         assert_eq!(
             k[2],
-            Kind::ArgvLists {
-                count: count.clone()
+            Kind::Strings {
+                shape: StringShape::ArgvLists { count },
+                at_root: at_root.clone()
             }
         );
         assert_eq!(
             k[4],
             Kind::HandleArray {
                 is_const: true,
-                length: count
+                length: format!("merge(a_count, 0, {at_root})")
             }
         );
     }

@@ -2,7 +2,7 @@
 //! is gfortran's name for the MPI routine (`mpi_send_`), which converts what differs
 //! between the languages and calls the C function through a `bind(C)` interface.
 
-use crate::classify::{Kind, Returns, Scalar, Signature};
+use crate::classify::{Kind, Returns, Scalar, Signature, StringShape};
 use crate::header::{CParam, Prototype};
 use std::fmt::Write;
 
@@ -133,7 +133,7 @@ impl Parts {
                 self.c_decls.push(format!("type(c_ptr), value :: {name}"));
                 self.actuals.push(record.constructor(procedures, &a));
             }
-            Kind::Argv | Kind::Strings { .. } | Kind::ArgvLists { .. } => {
+            Kind::Strings { shape, at_root } => {
                 let (l, len) = (format!("l_{name}"), format!("{a}_len"));
                 self.decls.push(format!("type(c_ptr), value :: {a}"));
                 self.hidden.push(len.clone());
@@ -142,15 +142,17 @@ impl Parts {
                 self.c_decls.push(format!("type(c_ptr), value :: {name}"));
                 self.locals
                     .push(format!("type(crossmpi_string_list), target :: {l}"));
-                self.before.push(match kind {
-                    Kind::Strings { count } => {
-                        format!("call crossmpi_strings_in({a}, {len}, {count}, {l})")
+                let convert = match shape {
+                    StringShape::Argv => format!("crossmpi_argv_in({a}, {len}, {l})"),
+                    StringShape::Commands { count } => {
+                        format!("crossmpi_strings_in({a}, {len}, {count}, {l})")
                     }
-                    Kind::ArgvLists { count } => {
-                        format!("call crossmpi_argv_lists_in({a}, {len}, {count}, {l})")
+                    StringShape::ArgvLists { count } => {
+                        format!("crossmpi_argv_lists_in({a}, {len}, {count}, {l})")
                     }
-                    _ => format!("call crossmpi_argv_in({a}, {len}, {l})"),
-                });
+                };
+                self.before
+                    .push(format!("if ({at_root}) &\n      call {convert}"));
                 self.actuals.push(format!("{l}%c"));
             }
             Kind::AttrIn { wide } => {
@@ -306,7 +308,7 @@ pub fn interface(name: &str, f: &Prototype, sig: &Signature, optional_ierror: bo
             Kind::StringIn | Kind::StringOut => {
                 let _ = writeln!(out, "    character(len=*) :: {n}");
             }
-            Kind::Argv | Kind::Strings { .. } | Kind::ArgvLists { .. } => {
+            Kind::Strings { .. } => {
                 let _ = writeln!(out, "    character(len=*) :: {n}(*)");
             }
             Kind::Procedure | Kind::Trampolined(_) => {
