@@ -19,7 +19,10 @@ pub const LIBRARY_VERSION: &str = concat!(
 static MAIN_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
 
 fn init(function: &'static str, required: c_int) -> Result<c_int, c_int> {
-    match runtime::init(function, required) {
+    // Sessions may have started the runtime already: the World model then joins it.
+    let started = crate::mpi4_session::world_joins(function)
+        .unwrap_or_else(|| runtime::init(function, required));
+    match started {
         Ok(provided) => {
             let _ = MAIN_THREAD.set(std::thread::current().id());
             Ok(provided)
@@ -48,6 +51,9 @@ export! {
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
         call(Scope::Process, || {
             crate::attr::finalize_self("MPI_Finalize")?;
+            if crate::mpi4_session::world_leaves() {
+                return Ok(()); // the last session to finalize ends the runtime
+            }
             runtime::finalize("MPI_Finalize")
         })
     }

@@ -419,8 +419,14 @@ pub fn raise(scope: Scope, e: MpiError) -> c_int {
 
 /// Hands `code` (already registered, or the application's own code for
 /// `MPI_Comm_call_errhandler`) to the handler of its scope; returns the code.
-pub fn dispatch(scope: Scope, e: &MpiError, mut code: c_int) -> c_int {
+pub fn dispatch(scope: Scope, e: &MpiError, code: c_int) -> c_int {
     let (handler, comm) = handler_for(scope);
+    invoke(handler, comm, e, code)
+}
+
+/// Runs error handler `handler` for an error raised on the object `object` (a
+/// communicator or a session handle); returns the code the call returns.
+pub fn invoke(handler: usize, object: usize, e: &MpiError, mut code: c_int) -> c_int {
     match handler {
         h if h == MPI_ERRORS_RETURN => code,
         h if h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT => fatal(e),
@@ -433,10 +439,10 @@ pub fn dispatch(scope: Scope, e: &MpiError, mut code: c_int) -> c_int {
                     .map(|(_, f)| *f)
             });
             if let Some(f) = f {
-                let mut comm = comm;
-                // SAFETY: a user error handler registered through MPI_Comm_create_errhandler,
+                let mut object = object;
+                // SAFETY: a user error handler registered through MPI_*_create_errhandler,
                 // called with the standard's arguments: pointers to the handle and the code.
-                unsafe { f(&mut comm, &mut code) };
+                unsafe { f(&mut object, &mut code) };
             }
             code
         }

@@ -49,6 +49,7 @@ mod mpi4_env;
 mod mpi4_large_counts;
 mod mpi4_persistent;
 mod mpi4_requests;
+mod mpi4_session;
 mod mpi4_status;
 mod op;
 mod p2p;
