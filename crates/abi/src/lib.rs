@@ -47,6 +47,7 @@ mod info;
 mod mpi4_dynamic;
 mod mpi4_env;
 mod mpi4_large_counts;
+mod mpi4_partitioned;
 mod mpi4_persistent;
 mod mpi4_requests;
 mod mpi4_session;

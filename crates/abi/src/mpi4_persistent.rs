@@ -16,14 +16,14 @@ use crate::handle::{self, Kind};
 use crate::util::out;
 use crossmpi_core::coll::sched::Mode;
 use crossmpi_core::error::{ErrorClass, MpiError};
-use crossmpi_core::request::Persistent;
+use crossmpi_core::request::{Persistent, ReqId};
 use crossmpi_core::runtime;
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Starts the nonblocking collective once, storing its request through the pointer.
-type Recipe = Arc<dyn Fn(*mut usize) -> c_int + Send + Sync>;
+pub type Recipe = Arc<dyn Fn(*mut usize) -> c_int + Send + Sync>;
 
 /// The recipes of persistent collectives, by the slot of their request.
 static RECIPES: Mutex<Option<HashMap<u32, Recipe>>> = Mutex::new(None);
@@ -45,9 +45,7 @@ fn init(f: &'static str, comm: usize, info: usize, request: *mut usize, recipe: 
             ));
         }
         let id = with_comm(f, comm, |rt, _| rt.persistent(f, Persistent::External))?;
-        recipes()
-            .get_or_insert_with(HashMap::new)
-            .insert(id.index, recipe);
+        register(id, recipe);
         out(
             f,
             "request",
@@ -55,6 +53,13 @@ fn init(f: &'static str, comm: usize, info: usize, request: *mut usize, recipe: 
             handle::encode(Kind::Request, id.index),
         )
     })
+}
+
+/// Makes `MPI_Start` on the `Persistent::External` request `id` run `recipe`.
+pub fn register(id: ReqId, recipe: Recipe) {
+    recipes()
+        .get_or_insert_with(HashMap::new)
+        .insert(id.index, recipe);
 }
 
 /// Forgets the recipe of a freed request (no-op for other requests).

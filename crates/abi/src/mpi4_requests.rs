@@ -30,10 +30,12 @@ type QueryFn = extern "C" fn(*mut c_void, *mut MpiStatus) -> c_int;
 type FreeFn = extern "C" fn(*mut c_void) -> c_int;
 type CancelFn = extern "C" fn(*mut c_void, c_int) -> c_int;
 
-/// A request over several core requests: done when all are; its status is `status_of`'s.
+/// A request over several core requests: done when all are (and `sealed`: no part is
+/// still to come); its status is `status_of`'s.
 struct Compound {
     parts: Vec<ReqId>,
-    status_of: ReqId,
+    sealed: bool,
+    status_of: Option<ReqId>,
     /// Memory a part reads from until it completes (the send copy of `_replace`).
     _owned: Option<Vec<u8>>,
 }
@@ -75,28 +77,35 @@ fn finish(rt: &mut Runtime, id: ReqId, status: Status) {
     }
 }
 
-/// Completes the core request behind `h` if it is a composed request that finished.
+/// Completes the core request behind `h` (or, for a started persistent request, the
+/// one running on its behalf) if it is a composed request that finished.
 pub fn settle(rt: &mut Runtime, h: usize) {
     let Some(slot) = handle::decode(Kind::Request, h) else {
         return;
     };
-    let Some(id) = rt.st.requests.by_index(slot).map(|(id, _)| id) else {
+    let Some((mut id, r)) = rt.st.requests.by_index(slot) else {
         return;
     };
+    if let ReqKind::Active(child) = r.kind {
+        id = child;
+    }
     let mut guard = table();
-    let Some(entry) = guard.as_mut().and_then(|t| t.get_mut(&slot)) else {
+    let Some(t) = guard.as_mut() else {
+        return;
+    };
+    let Some(entry) = t.get_mut(&id.index) else {
         return;
     };
     match entry {
         Composed::Compound(c) => {
-            if c.parts.is_empty() || !c.parts.iter().all(|&p| rt.st.is_done(p)) {
+            if !c.sealed || !c.parts.iter().all(|&p| rt.st.is_done(p)) {
                 return;
             }
             let mut status = Status::default();
             let mut error = 0;
-            for p in c.parts.drain(..) {
+            for &p in &c.parts {
                 if let Some(r) = rt.st.requests.remove(p) {
-                    if p == c.status_of {
+                    if Some(p) == c.status_of {
                         status = r.status;
                     }
                     if error == 0 {
@@ -105,6 +114,8 @@ pub fn settle(rt: &mut Runtime, h: usize) {
                 }
             }
             status.error = error;
+            // Done with: the parts are released, and the slot may be reused.
+            t.remove(&id.index);
             finish(rt, id, status);
         }
         Composed::Generalized(g) => {
@@ -180,7 +191,8 @@ fn start_compound(
         main.index,
         Composed::Compound(Compound {
             parts: vec![send, recv],
-            status_of: recv,
+            sealed: true,
+            status_of: Some(recv),
             _owned: owned,
         }),
     );
@@ -308,6 +320,30 @@ export! {
                 Ok(())
             })
         })
+    }
+}
+
+/// A request that completes once parts added later with [`add_part`] are done, after
+/// the last one is added (`seal`).
+pub fn pending_compound(rt: &mut Runtime) -> ReqId {
+    let id = pending_request(rt);
+    register(
+        id.index,
+        Composed::Compound(Compound {
+            parts: Vec::new(),
+            sealed: false,
+            status_of: None,
+            _owned: None,
+        }),
+    );
+    id
+}
+
+/// Adds a part to a compound from [`pending_compound`]; `last` seals it.
+pub fn add_part(compound: ReqId, part: ReqId, last: bool) {
+    if let Some(Composed::Compound(c)) = table().as_mut().and_then(|t| t.get_mut(&compound.index)) {
+        c.parts.push(part);
+        c.sealed |= last;
     }
 }
 

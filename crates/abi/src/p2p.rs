@@ -643,6 +643,7 @@ export! {
                 }
                 let id = self::request(rt, f, "request", h)?;
                 crate::mpi4_persistent::forget(h);
+                crate::mpi4_partitioned::forget(h);
                 rt.request_free(f, id).map(|_| MPI_SUCCESS)
             })?;
             if code != MPI_SUCCESS {
