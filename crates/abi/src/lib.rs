@@ -52,6 +52,7 @@ mod mpi4_persistent;
 mod mpi4_requests;
 mod mpi4_session;
 mod mpi4_status;
+mod mpi4_tool_events;
 mod op;
 mod p2p;
 mod pack;
