@@ -44,6 +44,7 @@ mod error;
 mod group;
 mod handle;
 mod info;
+mod mpi4_buffers;
 mod mpi4_dynamic;
 mod mpi4_env;
 mod mpi4_large_counts;

@@ -5,8 +5,8 @@
 use crate::error::{call, Scope};
 use crate::handle::MpiStatus;
 use crate::p2p::{
-    buffer_attach, buffer_detach, imrecv, irecv, isend, mrecv, recv_init, send, send_init,
-    sendrecv, sendrecv_replace,
+    buffer_attach, imrecv, irecv, isend, mrecv, recv_init, send, send_init, sendrecv,
+    sendrecv_replace,
 };
 use crate::util::out;
 use crossmpi_core::request::SendMode;
@@ -67,7 +67,7 @@ export! {
     fn MPI_Buffer_detach_c / PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut i64) -> c_int {
         let f = "MPI_Buffer_detach_c";
         call(Scope::Process, || {
-            let (addr, len) = buffer_detach(f)?;
+            let (addr, len) = crate::mpi4_buffers::detach_process(f)?;
             out(f, "buffer_addr", buffer_addr as *mut usize, addr)?;
             out(f, "size", size, len as i64)
         })

@@ -35,6 +35,9 @@ type CancelFn = extern "C" fn(*mut c_void, c_int) -> c_int;
 struct Compound {
     parts: Vec<ReqId>,
     sealed: bool,
+    /// The parts belong to someone else (buffered sends, which the attached buffer's
+    /// reaper releases): a part that is gone counts as done, and none is removed here.
+    borrowed: bool,
     status_of: Option<ReqId>,
     /// Memory a part reads from until it completes (the send copy of `_replace`).
     _owned: Option<Vec<u8>>,
@@ -98,18 +101,24 @@ pub fn settle(rt: &mut Runtime, h: usize) {
     };
     match entry {
         Composed::Compound(c) => {
-            if !c.sealed || !c.parts.iter().all(|&p| rt.st.is_done(p)) {
+            let gone = |p: ReqId| c.borrowed && rt.st.requests.get(p).is_none();
+            if !c.sealed || !c.parts.iter().all(|&p| rt.st.is_done(p) || gone(p)) {
                 return;
             }
             let mut status = Status::default();
             let mut error = 0;
             for &p in &c.parts {
-                if let Some(r) = rt.st.requests.remove(p) {
+                let part = if c.borrowed {
+                    rt.st.requests.get(p).map(|r| r.status)
+                } else {
+                    rt.st.requests.remove(p).map(|r| r.status)
+                };
+                if let Some(part) = part {
                     if Some(p) == c.status_of {
-                        status = r.status;
+                        status = part;
                     }
                     if error == 0 {
-                        error = r.status.error;
+                        error = part.error;
                     }
                 }
             }
@@ -192,6 +201,7 @@ fn start_compound(
         Composed::Compound(Compound {
             parts: vec![send, recv],
             sealed: true,
+            borrowed: false,
             status_of: Some(recv),
             _owned: owned,
         }),
@@ -332,6 +342,24 @@ pub fn pending_compound(rt: &mut Runtime) -> ReqId {
         Composed::Compound(Compound {
             parts: Vec::new(),
             sealed: false,
+            borrowed: false,
+            status_of: None,
+            _owned: None,
+        }),
+    );
+    id
+}
+
+/// A request that completes when the requests `parts`, owned by someone else who
+/// releases them when done, have all finished (`MPI_Buffer_iflush`).
+pub fn watch(rt: &mut Runtime, parts: Vec<ReqId>) -> ReqId {
+    let id = pending_request(rt);
+    register(
+        id.index,
+        Composed::Compound(Compound {
+            parts,
+            sealed: true,
+            borrowed: true,
             status_of: None,
             _owned: None,
         }),

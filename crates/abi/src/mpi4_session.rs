@@ -44,11 +44,15 @@ struct Session {
 struct Users {
     sessions: Slab<Session>,
     world: bool,
+    /// Group handles made by `MPI_Group_from_session_pset`, and their session's slot:
+    /// communicators made from them use the session's buffered-send buffer.
+    groups: Vec<(usize, u32)>,
 }
 
 static USERS: Mutex<Users> = Mutex::new(Users {
     sessions: Slab::new_const(),
     world: false,
+    groups: Vec::new(),
 });
 
 fn users() -> MutexGuard<'static, Users> {
@@ -114,6 +118,11 @@ fn session_slot(function: &str, h: usize) -> MpiResult<u32> {
         .ok_or_else(|| bad_session(function, h, "finalized or never initialized"))
 }
 
+/// The table slot of a live session (for the buffers attached to it).
+pub fn slot_of(function: &str, h: usize) -> MpiResult<u32> {
+    session_slot(function, h)
+}
+
 fn with_session<R>(function: &str, h: usize, f: impl FnOnce(&mut Session) -> R) -> MpiResult<R> {
     let slot = session_slot(function, h)?;
     let mut u = users();
@@ -123,7 +132,7 @@ fn with_session<R>(function: &str, h: usize, f: impl FnOnce(&mut Session) -> R) 
 
 /// Runs a session call; errors go to the session's error handler (to `MPI_COMM_SELF`'s
 /// rule when the handle names no session).
-fn session_call(session: usize, body: impl FnOnce() -> MpiResult<()>) -> c_int {
+pub(crate) fn session_call(session: usize, body: impl FnOnce() -> MpiResult<()>) -> c_int {
     match body() {
         Ok(()) => MPI_SUCCESS,
         Err(e) => {
@@ -335,10 +344,14 @@ export! {
     fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(session: usize, pset_name: *const c_char, newgroup: *mut usize) -> c_int {
         let f = "MPI_Group_from_session_pset";
         session_call(session, || {
-            session_slot(f, session)?;
+            let slot = session_slot(f, session)?;
             let name = in_string(f, "pset_name", pset_name)?;
-            let g = pset_group(f, &name)?;
-            out(f, "newgroup", newgroup, group::new_handle(g))
+            let h = group::new_handle(pset_group(f, &name)?);
+            let mut u = users();
+            u.groups.retain(|&(g, _)| g != h);
+            u.groups.push((h, slot));
+            drop(u);
+            out(f, "newgroup", newgroup, h)
         })
     }
 
@@ -351,6 +364,10 @@ export! {
             error::check_handler(f, errhandler)?;
             let id = comm_over(f, g, tag)?;
             set_errhandler(f, id, errhandler)?;
+            let session = users().groups.iter().find(|&&(g, _)| g == group).map(|&(_, s)| s);
+            if let Some(s) = session {
+                crate::mpi4_buffers::comm_of_session(id, s);
+            }
             out(f, "newcomm", newcomm, comm_handle(f, Some(id))?)
         })
     }

@@ -95,7 +95,9 @@ pub(crate) fn start_send(
 ) -> MpiResult<ReqId> {
     let b = buffer(function, buf, n, datatype)?;
     with_comm(function, comm, |rt, id| {
-        rt.isend(function, id, b, dest, tag, mode)
+        crate::mpi4_buffers::for_send(rt, id, mode, |rt| {
+            rt.isend(function, id, b, dest, tag, mode)
+        })
     })
 }
 
@@ -112,7 +114,9 @@ pub(crate) fn send(
     call(Scope::Comm(comm), || {
         let b = buffer(function, buf, n, datatype)?;
         match with_comm(function, comm, |rt, id| {
-            rt.send(function, id, b, dest, tag, mode)
+            crate::mpi4_buffers::for_send(rt, id, mode, |rt| {
+                rt.send(function, id, b, dest, tag, mode)
+            })
         })? {
             Some(req) => p2p::wait(function, req).map(|_| ()),
             None => Ok(()),
@@ -409,7 +413,7 @@ export! {
             let h = read_handle(f, request)?;
             runtime::with(f, |rt| {
                 let id = self::request(rt, f, "request", h)?;
-                rt.start(f, id)
+                crate::mpi4_buffers::for_start(rt, id, |rt| rt.start(f, id))
             })
         })
     }
@@ -428,7 +432,7 @@ export! {
                 call(Scope::Process, || {
                     runtime::with(f, |rt| {
                         let id = request(rt, f, "array_of_requests", h)?;
-                        rt.start(f, id)
+                        crate::mpi4_buffers::for_start(rt, id, |rt| rt.start(f, id))
                     })
                 })
             });
@@ -752,7 +756,7 @@ export! {
     fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
         let f = "MPI_Buffer_detach";
         call(Scope::Process, || {
-            let (addr, len) = buffer_detach(f)?;
+            let (addr, len) = crate::mpi4_buffers::detach_process(f)?;
             out(f, "buffer_addr", buffer_addr as *mut usize, addr)?;
             out(f, "size", size, len.min(c_int::MAX as usize) as c_int)
         })
@@ -1070,18 +1074,7 @@ pub(crate) fn imrecv(
 
 pub(crate) fn buffer_attach(f: &str, buffer: *mut c_void, size: i64) -> c_int {
     call(Scope::Process, || {
-        let size = crate::util::count(f, "size", size)? as usize;
-        runtime::with(f, |rt| {
-            if rt.bsend_buffer.is_some() {
-                return Err(MpiError::context(
-                    ErrorClass::Buffer,
-                    f,
-                    "a buffer is already attached (MPI_Buffer_detach it first)",
-                ));
-            }
-            rt.bsend_buffer = Some(p2p::BsendBuffer::new(buffer as usize, size));
-            Ok(())
-        })
+        crate::mpi4_buffers::attach_process(f, buffer, size)
     })
 }
 

@@ -507,6 +507,11 @@ impl BsendBuffer {
     pub fn is_idle(&self) -> bool {
         self.pending.is_empty()
     }
+
+    /// The buffered sends still using the buffer (the reaper releases them when done).
+    pub fn pending_sends(&self) -> Vec<ReqId> {
+        self.pending.iter().map(|&(req, _)| req).collect()
+    }
 }
 
 /// How a blocking receive proceeds.
