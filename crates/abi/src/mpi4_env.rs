@@ -155,16 +155,9 @@ fn range_error(function: &str, arg: &str, v: c_int) -> MpiError {
     )
 }
 
+/// Stores a new info object through `out_ptr` (checked first, so none is leaked).
 fn new_info(function: &str, arg: &str, out_ptr: *mut usize, pairs: info::Pairs) -> MpiResult<()> {
-    if out_ptr.is_null() {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            function,
-            arg,
-            "NULL",
-            "an output argument is required",
-        ));
-    }
+    slice_mut(function, arg, out_ptr, 1)?;
     out(function, arg, out_ptr, info::create(pairs))
 }
 

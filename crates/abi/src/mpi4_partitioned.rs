@@ -113,15 +113,7 @@ fn init(
                 "partitioned operations take tags 0..MPI_TAG_UB, no wildcard",
             ));
         }
-        if request.is_null() {
-            return Err(MpiError::arg(
-                ErrorClass::Arg,
-                f,
-                "request",
-                "NULL",
-                "an output argument is required",
-            ));
-        }
+        crate::util::slice_mut(f, "request", request, 1)?;
         let (id, entry) = with_comm(f, comm, |rt, cid| {
             let c = rt.comm(f, cid)?;
             let size = c.peer_group().size() as c_int;

@@ -35,15 +35,7 @@ fn recipes() -> MutexGuard<'static, Option<HashMap<u32, Recipe>>> {
 fn init(f: &'static str, comm: usize, info: usize, request: *mut usize, recipe: Recipe) -> c_int {
     call(Scope::Comm(comm), || {
         crate::info::read(f, "info", info, true)?;
-        if request.is_null() {
-            return Err(MpiError::arg(
-                ErrorClass::Arg,
-                f,
-                "request",
-                "NULL",
-                "an output argument is required",
-            ));
-        }
+        crate::util::slice_mut(f, "request", request, 1)?;
         let id = with_comm(f, comm, |rt, _| rt.persistent(f, Persistent::External))?;
         register(id, recipe);
         out(

@@ -12,16 +12,14 @@
 //! lock held: they may use the `MPI_Status_set_*` functions (as the standard's examples
 //! do) but not communicate.
 
-use crate::comm::with_comm;
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::handle::{self, Kind, MpiStatus};
-use crate::p2p::{buffer, request, start_recv, start_send};
+use crate::p2p::{request, start_recv, start_replace, start_send};
 use crate::util::out;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::request::{ReqId, ReqKind, Request, SendMode, Status};
 use crossmpi_core::runtime::{self, Runtime};
-use crossmpi_core::userbuf::UserBuf;
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
@@ -66,6 +64,12 @@ fn table() -> MutexGuard<'static, Option<HashMap<u32, Composed>>> {
 
 fn register(slot: u32, c: Composed) {
     table().get_or_insert_with(HashMap::new).insert(slot, c);
+}
+
+fn new_compound(rt: &mut Runtime, c: Compound) -> ReqId {
+    let id = pending_request(rt);
+    register(id.index, Composed::Compound(c));
+    id
 }
 
 /// A core request that completes only when this module says so.
@@ -195,17 +199,18 @@ fn start_compound(
     owned: Option<Vec<u8>>,
     request: *mut usize,
 ) -> MpiResult<()> {
-    let main = runtime::with(f, |rt| Ok(pending_request(rt)))?;
-    register(
-        main.index,
-        Composed::Compound(Compound {
-            parts: vec![send, recv],
-            sealed: true,
-            borrowed: false,
-            status_of: Some(recv),
-            _owned: owned,
-        }),
-    );
+    let main = runtime::with(f, |rt| {
+        Ok(new_compound(
+            rt,
+            Compound {
+                parts: vec![send, recv],
+                sealed: true,
+                borrowed: false,
+                status_of: Some(recv),
+                _owned: owned,
+            },
+        ))
+    })?;
     out(
         f,
         "request",
@@ -231,16 +236,8 @@ pub(crate) fn isendrecv(
 ) -> c_int {
     call(Scope::Comm(comm), || {
         let (r, _) = start_recv(f, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-        let s = start_send(
-            f,
-            sendbuf,
-            sendcount,
-            sendtype,
-            dest,
-            sendtag,
-            comm,
-            SendMode::Standard,
-        )?;
+        let mode = SendMode::Standard;
+        let s = start_send(f, sendbuf, sendcount, sendtype, dest, sendtag, comm, mode)?;
         start_compound(f, s, r, None, request)
     })
 }
@@ -258,18 +255,11 @@ pub(crate) fn isendrecv_replace(
     request: *mut usize,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        let b = buffer(f, buf, count, datatype)?;
-        // The send reads a copy of the span the data covers (same datatype, so a
-        // conversion for another cluster still sees types); the copy lives in the
-        // compound until the send is done.
-        let (mem, origin) = b.read();
-        let span = mem.to_vec();
-        let copy = UserBuf::new(span.as_ptr() as usize + origin, b.count, b.dtype.clone());
-        let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
-        let s = with_comm(f, comm, |rt, id| {
-            rt.isend(f, id, copy, dest, sendtag, SendMode::Standard)
-        })?;
-        start_compound(f, s, r, Some(span), request)
+        // The copy the send reads lives in the compound until the send is done.
+        let (s, r, _, copy) = start_replace(
+            f, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+        )?;
+        start_compound(f, s, r, Some(copy), request)
     })
 }
 
@@ -336,35 +326,27 @@ export! {
 /// A request that completes once parts added later with [`add_part`] are done, after
 /// the last one is added (`seal`).
 pub fn pending_compound(rt: &mut Runtime) -> ReqId {
-    let id = pending_request(rt);
-    register(
-        id.index,
-        Composed::Compound(Compound {
-            parts: Vec::new(),
-            sealed: false,
-            borrowed: false,
-            status_of: None,
-            _owned: None,
-        }),
-    );
-    id
+    let c = Compound {
+        parts: Vec::new(),
+        sealed: false,
+        borrowed: false,
+        status_of: None,
+        _owned: None,
+    };
+    new_compound(rt, c)
 }
 
 /// A request that completes when the requests `parts`, owned by someone else who
 /// releases them when done, have all finished (`MPI_Buffer_iflush`).
 pub fn watch(rt: &mut Runtime, parts: Vec<ReqId>) -> ReqId {
-    let id = pending_request(rt);
-    register(
-        id.index,
-        Composed::Compound(Compound {
-            parts,
-            sealed: true,
-            borrowed: true,
-            status_of: None,
-            _owned: None,
-        }),
-    );
-    id
+    let c = Compound {
+        parts,
+        sealed: true,
+        borrowed: true,
+        status_of: None,
+        _owned: None,
+    };
+    new_compound(rt, c)
 }
 
 /// Adds a part to a compound from [`pending_compound`]; `last` seals it.

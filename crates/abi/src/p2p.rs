@@ -976,7 +976,7 @@ pub(crate) fn sendrecv(
 ) -> c_int {
     call(Scope::Comm(comm), || {
         let (r, capacity) = start_recv(f, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-        let s = start_send(
+        let send = start_send(
             f,
             sendbuf,
             sendcount,
@@ -985,8 +985,8 @@ pub(crate) fn sendrecv(
             sendtag,
             comm,
             SendMode::Standard,
-        )?;
-        p2p::wait(f, s)?;
+        );
+        p2p::wait(f, send?)?;
         let st = p2p::wait(f, r)?;
         store_status(status, &st);
         status_error(f, &st, capacity)
@@ -1006,26 +1006,45 @@ pub(crate) fn sendrecv_replace(
     status: *mut MpiStatus,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        let b = buffer(f, buf, count, datatype)?;
-        // The send goes from a copy of the memory the data spans, with the same
-        // datatype, so a conversion on the way (to another cluster) still sees types.
-        let (mem, origin) = b.read();
-        let span = mem.to_vec();
-        let copy = crossmpi_core::userbuf::UserBuf::new(
-            span.as_ptr() as usize + origin,
-            b.count,
-            b.dtype.clone(),
-        );
-        let capacity = b.bytes();
-        let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
-        let s = with_comm(f, comm, |rt, id| {
-            rt.isend(f, id, copy, dest, sendtag, SendMode::Standard)
-        })?;
+        let (s, r, capacity, _copy) = start_replace(
+            f, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+        )?;
         p2p::wait(f, s)?;
         let st = p2p::wait(f, r)?;
         store_status(status, &st);
         status_error(f, &st, capacity)
     })
+}
+
+/// Starts the two halves of a send-receive in place: (send, receive, capacity, the
+/// copy the send reads, which must live until the send completes). The send goes from
+/// a copy of the memory the data spans, with the same datatype, so a conversion on the
+/// way (to another cluster) still sees types.
+pub(crate) fn start_replace(
+    f: &str,
+    buf: *mut c_void,
+    count: i64,
+    datatype: usize,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: usize,
+) -> MpiResult<(ReqId, ReqId, u64, Vec<u8>)> {
+    let b = buffer(f, buf, count, datatype)?;
+    let (mem, origin) = b.read();
+    let span = mem.to_vec();
+    let copy = crossmpi_core::userbuf::UserBuf::new(
+        span.as_ptr() as usize + origin,
+        b.count,
+        b.dtype.clone(),
+    );
+    let capacity = b.bytes();
+    let r = with_comm(f, comm, |rt, id| rt.irecv(f, id, b, source, recvtag))?;
+    let s = with_comm(f, comm, |rt, id| {
+        rt.isend(f, id, copy, dest, sendtag, SendMode::Standard)
+    })?;
+    Ok((s, r, capacity, span))
 }
 
 pub(crate) fn mrecv(
