@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The crossmpi-impi fuzzers: each cargo-fuzz target runs for ${CROSSMPI_FUZZ_SECONDS:-60}
+# The IMPI fuzzers (crossmpi-impi's and the relay's, crates/daemons/impi-relay/fuzz):
+# each cargo-fuzz target runs for ${CROSSMPI_FUZZ_SECONDS:-60}
 # seconds on the stable toolchain (`-s none`: coverage-guided libFuzzer without a
 # sanitizer, which would need nightly; Rust's own bounds and overflow checks stay on).
-# The corpus each run grows is kept in crates/transport/impi/fuzz/corpus/TARGET (not
-# committed) and starts from the committed seeds in fuzz/seeds/TARGET.
+# The corpus each run grows is kept in FUZZ_DIR/corpus/TARGET (not committed) and starts
+# from the committed seeds in FUZZ_DIR/seeds/TARGET.
 # Installs cargo-fuzz from crates.io when missing. Exits non-zero on any crash, leak,
 # timeout or out-of-memory; libFuzzer leaves the input in fuzz/artifacts/TARGET.
 # $1 (the install prefix) is not used.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-fuzz="$root/crates/transport/impi/fuzz"
 secs=${CROSSMPI_FUZZ_SECONDS:-60}
 export PATH="$HOME/.cargo/bin:$PATH"
 # rust-toolchain overrides elsewhere must not switch this to a nightly that may be absent.
@@ -23,10 +23,11 @@ fi
 # A short link step needs a C++ compiler for libFuzzer (build-essential, see scripts/deps.sh).
 command -v c++ >/dev/null 2>&1 || { echo "impi-fuzz: no C++ compiler (install build-essential)"; exit 1; }
 
+status=0
+for fuzz in "$root/crates/transport/impi/fuzz" "$root/crates/daemons/impi-relay/fuzz"; do
 cd "$fuzz"
 targets=$(cargo $toolchain fuzz list)
-[ -n "$targets" ] || { echo "impi-fuzz: cargo fuzz list found no targets"; exit 1; }
-status=0
+[ -n "$targets" ] || { echo "impi-fuzz: cargo fuzz list found no targets in $fuzz"; exit 1; }
 for target in $targets; do
   mkdir -p "corpus/$target"
   echo "impi-fuzz: $target for $secs s"
@@ -45,5 +46,6 @@ for target in $targets; do
     status=1
   fi
   rm -f "$log"
+done
 done
 exit $status
