@@ -12,8 +12,9 @@ runs in turn for each repeat (interleaved, so all see the same machine load):
   coll     the 8 collectives on LAYOUT ranks: `magpie` and `impispec` (IMPI jobs with
            CROSSMPI_COLL_WAN=magpie / impi), `flat` (one crossmpi mpirun over both
            clusters), `openmpi` (Open MPI 4.1 over both clusters, TCP on eth0)
-  kernels  the C application kernels at delay 0 only: `impi` (2 clusters) and `one`
-           (one cluster, the same total ranks)
+  kernels  the C application kernels at delay 0 only: `impi` (2 clusters, all ranks of
+           a cluster on its first host) and `one` (one cluster, the same ranks per
+           host on as many hosts), so that only the link between the two hosts differs
 
 Raw rows: part,variant,delay_ms,layout,bench,bytes,repeat,value ("fail" when a run
 failed; its log is kept next to the CSV). Settings come from the environment, as
@@ -63,10 +64,12 @@ class Bench:
         env = {}
         if variant in ("magpie", "impispec"):
             env["CROSSMPI_COLL_WAN"] = "magpie" if variant == "magpie" else "impi"
-        if variant in ("impi", "magpie", "impispec"):
+        if part == "kernels" and variant == "impi":
+            job = jobs.run_impi(sizes, argv, timeout=self.timeout, per_cluster=1)
+        elif variant in ("impi", "magpie", "impispec"):
             job = jobs.run_impi(sizes, argv, env=env, timeout=self.timeout)
         elif variant == "one":
-            job = jobs.run_flat([sum(sizes)], argv, timeout=self.timeout)
+            job = jobs.run_flat([sum(sizes)], argv, timeout=self.timeout, per_cluster=len(sizes))
         elif variant == "openmpi":
             job = jobs.run_openmpi(sizes, argv, timeout=self.timeout)
         else:

@@ -48,9 +48,10 @@ def grid_lab(file_name, delay_ms, name):
     return Lab(topology.from_table(table, f"{path} with delay_ms = {delay_ms}", name))
 
 
-def cluster_hosts(lab):
-    """The compute hosts of each cluster of a grid lab, in cluster order."""
-    return [[f"{c['name']}{i}" for i in range(1, c["hosts"] + 1)] for c in lab.topo.params["clusters"]]
+def cluster_hosts(lab, per_cluster=None):
+    """The compute hosts of each cluster of a grid lab, in cluster order (the first
+    per_cluster of each when given)."""
+    return [[f"{c['name']}{i}" for i in range(1, c["hosts"] + 1)][:per_cluster] for c in lab.topo.params["clusters"]]
 
 
 def host_slots(hosts, n):
@@ -61,9 +62,9 @@ def host_slots(hosts, n):
     return ",".join(f"{h}:{per + (i < extra)}" for i, h in enumerate(used))
 
 
-def flat_hosts(lab, sizes):
+def flat_hosts(lab, sizes, per_cluster=None):
     """--host value of a flat job with sizes[i] ranks in cluster i (the IMPI rank order)."""
-    return ",".join(host_slots(hosts, n) for hosts, n in zip(cluster_hosts(lab), sizes) if n > 0)
+    return ",".join(host_slots(hosts, n) for hosts, n in zip(cluster_hosts(lab, per_cluster), sizes) if n > 0)
 
 
 @dataclass
@@ -212,11 +213,12 @@ class GridJobs:
     def mpirun_argv(self, hosts, n, argv):
         return [f"{self.bin}/mpirun", "--host", hosts, "--launch-agent", self.agent, "-n", str(n), *argv]
 
-    def run_impi(self, sizes, argv, env=None, timeout=120, clients=None, server_timeout=None):
-        """An IMPI job with sizes[i] ranks in cluster i. `clients` (default: one per
-        cluster) is what the server waits for, so a larger value leaves a client that
-        never joins; `server_timeout` is the server's --timeout (default: the job's)."""
-        clusters = cluster_hosts(self.lab)
+    def run_impi(self, sizes, argv, env=None, timeout=120, clients=None, server_timeout=None, per_cluster=None):
+        """An IMPI job with sizes[i] ranks in cluster i, on the first per_cluster hosts
+        of each (default: all). `clients` (default: one per cluster) is what the server
+        waits for, so a larger value leaves a client that never joins; `server_timeout`
+        is the server's --timeout (default: the job's)."""
+        clusters = cluster_hosts(self.lab, per_cluster)
         if len(sizes) > len(clusters):
             raise ValueError(f"run_impi: sizes={sizes}: lab {self.lab.name} has {len(clusters)} clusters")
         job = Job(started=time.monotonic())
@@ -235,11 +237,12 @@ class GridJobs:
                         self._env(host, env))
         return self._finish(job, timeout)
 
-    def run_flat(self, sizes, argv, env=None, timeout=120):
-        """One crossmpi mpirun on the first host; sizes[i] ranks in cluster i."""
+    def run_flat(self, sizes, argv, env=None, timeout=120, per_cluster=None):
+        """One crossmpi mpirun on the first host; sizes[i] ranks in cluster i, on the
+        first per_cluster hosts of each (default: all)."""
         job = Job(started=time.monotonic())
         host = cluster_hosts(self.lab)[0][0]
-        self._start(job, "flat", host, self.mpirun_argv(flat_hosts(self.lab, sizes), sum(sizes), argv),
+        self._start(job, "flat", host, self.mpirun_argv(flat_hosts(self.lab, sizes, per_cluster), sum(sizes), argv),
                     self._env(host, env))
         return self._finish(job, timeout)
 
