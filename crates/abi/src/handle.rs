@@ -20,6 +20,7 @@ pub enum Kind {
     Info = 6,
     Errhandler = 7,
     Message = 8,
+    File = 10,
 }
 
 pub fn encode(kind: Kind, slot: u32) -> usize {

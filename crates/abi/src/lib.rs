@@ -41,6 +41,8 @@ mod convert;
 mod datatype;
 mod env;
 mod error;
+mod file;
+mod file_errors;
 mod group;
 mod handle;
 mod info;
