@@ -208,7 +208,7 @@ class Lab:
         """One delay-line process for all delayed links of the lab: a frame crossing
         two of them (cluster to cluster: both WAN uplinks) is read by the second one
         as soon as the first hands it to the kernel, whereas a second process would
-        first have to wake up, which measured 30-60 us per crossing on this VM."""
+        first have to wake up (about 30 us per crossing on this VM)."""
         argv = [delayline.tapdelay_binary()]
         taps = []
         for i, (link, seed) in enumerate(links):

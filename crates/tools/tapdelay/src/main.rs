@@ -10,12 +10,14 @@
 //! crossing).
 //!
 //! The schedule is the sans-IO [`queue::DelayQueue`], the correction for the
-//! process's own latency the sans-IO [`lateness::Lateness`]; this file is only the
-//! I/O loop.
+//! process's own latency the sans-IO [`lateness::Lateness`], and frames coming back
+//! from the WAN core are recognised by the sans-IO [`recent::RecentWrites`]; this
+//! file is only the I/O loop.
 
 mod args;
 mod lateness;
 mod queue;
+mod recent;
 mod rng;
 mod tap;
 
@@ -23,6 +25,7 @@ use std::time::Instant;
 
 use lateness::Lateness;
 use queue::DelayQueue;
+use recent::RecentWrites;
 use tap::{Poller, Tap};
 
 /// Frames read per TAP per wake-up at most: enough to amortise the wake-up, few
@@ -41,6 +44,9 @@ struct Direction {
     allocated: usize,
     max_frames: usize,
     buf_len: usize,
+    /// Bytes before the frame proper (the virtio-net header, which the kernel may
+    /// rewrite between a write and a read).
+    header_len: usize,
 }
 
 /// One emulated link: its two TAPs, and the direction away from each.
@@ -92,11 +98,26 @@ fn open_link(spec: &args::LinkSpec) -> std::io::Result<Link> {
         allocated: 0,
         max_frames: spec.link.max_frames,
         buf_len,
+        header_len: spec.link.header_bytes,
     };
     Ok(Link {
         taps: [open(&spec.a)?, open(&spec.b)?],
         dirs: [dir(0), dir(1)],
     })
+}
+
+/// The process's sense of time: its clock, its own latencies, and the frames it has
+/// just written (which may come back through the WAN core).
+struct Timing {
+    start: Instant,
+    lateness: Lateness,
+    recent: RecentWrites,
+}
+
+impl Timing {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
 }
 
 fn run(opts: &args::Options) -> std::io::Result<()> {
@@ -107,18 +128,19 @@ fn run(opts: &args::Options) -> std::io::Result<()> {
         .collect::<std::io::Result<Vec<_>>>()?;
     tap::set_precise_timers();
     let mut poller = Poller::new(links.iter().flat_map(|l| l.taps.iter().map(Tap::raw_fd)));
-    let start = Instant::now();
-    let clock = || start.elapsed().as_nanos() as u64;
-    let mut lateness = Lateness::new(opts.spin_ns);
-    calibrate(&mut poller, &mut lateness, &clock);
+    let mut timing = Timing {
+        start: Instant::now(),
+        lateness: Lateness::new(opts.spin_ns),
+        recent: RecentWrites::new(),
+    };
+    calibrate(&mut poller, &mut timing);
     let mut scratch = Vec::new();
     let result = pump(
         &mut links,
         &mut poller,
-        &mut lateness,
+        &mut timing,
         &mut scratch,
         opts.spin_ns,
-        &clock,
     );
     for (link, spec) in links.iter().zip(&opts.links) {
         for (d, dir) in link.dirs.iter().enumerate() {
@@ -135,8 +157,8 @@ fn run(opts: &args::Options) -> std::io::Result<()> {
     }
     eprintln!(
         "crossmpi-tapdelay: wake-up latency {} ns, release lead {} ns",
-        lateness.wake_ns(),
-        lateness.lead()
+        timing.lateness.wake_ns(),
+        timing.lateness.lead()
     );
     result.map_err(|(index, e)| {
         let spec = &opts.links[index / 2];
@@ -145,27 +167,37 @@ fn run(opts: &args::Options) -> std::io::Result<()> {
 }
 
 /// Measures a few timed sleeps before any frame flows.
-fn calibrate(poller: &mut Poller, lateness: &mut Lateness, clock: &impl Fn() -> u64) {
+fn calibrate(poller: &mut Poller, timing: &mut Timing) {
     for _ in 0..CALIBRATION_SLEEPS {
-        let began = clock();
+        let began = timing.now();
         if poller.wait(Some(CALIBRATION_SLEEP_NS)).is_err() || poller.any_readable() {
             return;
         }
-        lateness.timer_woke(began + CALIBRATION_SLEEP_NS, clock());
+        let woke = timing.now();
+        timing
+            .lateness
+            .timer_woke(began + CALIBRATION_SLEEP_NS, woke);
     }
 }
 
+/// The frame proper, after the virtio-net header (which the kernel may rewrite
+/// between a write and a read, so it is not part of a frame's identity).
+fn wire_bytes(frame: &[u8], header_len: usize) -> &[u8] {
+    frame.get(header_len..).unwrap_or(&[])
+}
+
 /// Writes every frame that is due (less the release lead) to its TAP.
-fn release_due(links: &mut [Link], lateness: &mut Lateness, clock: &impl Fn() -> u64) {
+fn release_due(links: &mut [Link], timing: &mut Timing) {
     for link in links.iter_mut() {
         for (d, dir) in link.dirs.iter_mut().enumerate() {
             loop {
-                let lead = lateness.lead();
-                let now = clock();
+                let lead = timing.lateness.lead();
+                let now = timing.now();
                 let Some((due, frame)) = dir.queue.pop_due(now + lead) else {
                     break;
                 };
-                lateness.released(due.saturating_sub(lead), now);
+                timing.lateness.released(due.saturating_sub(lead), now);
+                timing.recent.wrote(wire_bytes(&frame, dir.header_len), now);
                 // A failed write loses one frame, as a real link would; the TAP itself
                 // disappearing is noticed by the poll.
                 let _ = link.taps[1 - d].write_frame(&frame);
@@ -180,33 +212,33 @@ fn release_due(links: &mut [Link], lateness: &mut Lateness, clock: &impl Fn() ->
 fn pump(
     links: &mut [Link],
     poller: &mut Poller,
-    lateness: &mut Lateness,
+    timing: &mut Timing,
     scratch: &mut Vec<u8>,
     spin_ns: u64,
-    clock: &impl Fn() -> u64,
 ) -> Result<(), (usize, std::io::Error)> {
     loop {
-        release_due(links, lateness, clock);
+        release_due(links, timing);
         let next_due = links
             .iter()
             .flat_map(|l| l.dirs.iter())
             .filter_map(|d| d.queue.next_due())
             .min();
-        let began = clock();
+        let began = timing.now();
         // Sleep until `spin_ns` before the next frame is due, then poll without
         // sleeping: a timer wake-up is late by tens of microseconds.
-        let wake_at = next_due.map(|due| due.saturating_sub(lateness.lead() + spin_ns));
+        let wake_at = next_due.map(|due| due.saturating_sub(timing.lateness.lead() + spin_ns));
         let timeout = wake_at.map(|at| at.saturating_sub(began));
         poller.wait(timeout)?;
         if !poller.any_readable() {
             if let (Some(at), Some(t)) = (wake_at, timeout) {
                 if t > 0 {
-                    lateness.timer_woke(at, clock());
+                    let woke = timing.now();
+                    timing.lateness.timer_woke(at, woke);
                 }
             }
             continue;
         }
-        let backdate = lateness.backdate(clock().saturating_sub(began));
+        let backdate = timing.lateness.backdate(timing.now().saturating_sub(began));
         let mut pending: Vec<bool> = (0..2 * links.len()).map(|i| poller.readable(i)).collect();
         // Round-robin, one frame per readable TAP per round, releasing due frames
         // between rounds: a busy TAP neither starves the others nor holds back frames
@@ -216,14 +248,14 @@ fn pump(
             for (i, link) in links.iter_mut().enumerate() {
                 for d in 0..2 {
                     if pending[2 * i + d] {
-                        let got = read_frame(link, d, scratch, clock, backdate)
+                        let got = read_frame(link, d, scratch, timing, backdate)
                             .map_err(|e| (2 * i + d, e))?;
                         pending[2 * i + d] = got;
                         any |= got;
                     }
                 }
             }
-            release_due(links, lateness, clock);
+            release_due(links, timing);
             if !any {
                 break;
             }
@@ -231,13 +263,14 @@ fn pump(
     }
 }
 
-/// Reads one frame from side `d` of `link` into its queue, stamped `backdate` before
-/// now. `Ok(false)` when none was waiting.
+/// Reads one frame from side `d` of `link` into its queue. It arrived when this
+/// process wrote it, if it did (back from the WAN core), else `backdate` before now.
+/// `Ok(false)` when none was waiting.
 fn read_frame(
     link: &mut Link,
     d: usize,
     scratch: &mut Vec<u8>,
-    clock: &impl Fn() -> u64,
+    timing: &Timing,
     backdate: u64,
 ) -> std::io::Result<bool> {
     let dir = &mut link.dirs[d];
@@ -255,7 +288,12 @@ fn read_frame(
         recycle(dir, scratch, buf);
         return Ok(false);
     }
-    if let Err((_, back)) = dir.queue.push(clock().saturating_sub(backdate), buf) {
+    let now = timing.now();
+    let arrived = timing
+        .recent
+        .written_at(wire_bytes(&buf, dir.header_len), now)
+        .unwrap_or(now.saturating_sub(backdate));
+    if let Err((_, back)) = dir.queue.push(arrived, buf) {
         recycle(dir, scratch, back);
     }
     Ok(true)

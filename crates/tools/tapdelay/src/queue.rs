@@ -56,6 +56,10 @@ pub struct DelayQueue<B> {
     frames: VecDeque<(u64, B)>,
     /// When the emulated link finishes sending the last accepted frame.
     link_free_ns: u64,
+    /// The latest arrival time offered: arrivals are estimates (see `lateness`), and
+    /// one that comes out earlier than its predecessor's is taken as equal, so due
+    /// times never decrease.
+    last_arrival_ns: u64,
     stats: Stats,
 }
 
@@ -74,6 +78,7 @@ impl<B: AsRef<[u8]>> DelayQueue<B> {
             rng: SplitMix64::new(seed),
             frames: VecDeque::new(),
             link_free_ns: 0,
+            last_arrival_ns: 0,
             stats: Stats::default(),
         }
     }
@@ -81,6 +86,8 @@ impl<B: AsRef<[u8]>> DelayQueue<B> {
     /// Offers a frame that arrived at `now_ns`. On a drop the buffer is handed back
     /// so the caller can reuse it.
     pub fn push(&mut self, now_ns: u64, frame: B) -> Result<(), (Drop, B)> {
+        let now_ns = now_ns.max(self.last_arrival_ns);
+        self.last_arrival_ns = now_ns;
         if self.loss_threshold > 0 && self.rng.next_u64() < self.loss_threshold {
             self.stats.lost += 1;
             return Err((Drop::Lost, frame));
@@ -184,6 +191,15 @@ mod tests {
             (5_002_001, 3),
         ];
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn an_arrival_estimated_before_its_predecessor_keeps_the_order() {
+        let mut q = DelayQueue::new(config(), 1);
+        q.push(2_000, vec![1]).unwrap();
+        q.push(1_500, vec![2]).unwrap();
+        assert_eq!(q.pop_due(5_002_000), Some((5_002_000, vec![1])));
+        assert_eq!(q.pop_due(5_002_000), Some((5_002_000, vec![2])));
     }
 
     #[test]
