@@ -380,7 +380,8 @@ int main(int argc, char **argv) {
     int *color, flag = 0;
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_CLIENT_COLOR, &color, &flag));
     CHECK(flag, "MPI_CLIENT_COLOR is set");
-    if (getenv("CROSSMPI_IMPI_ADDR") == NULL)
+    /* In an IMPI job (mpirun -client sets CROSSMPI_IMPI_CLIENT) the clusters are the sites. */
+    if (getenv("CROSSMPI_IMPI_CLIENT") == NULL)
       CHECK(*color == my_site, "CROSSMPI_SITE_OF took effect: site %d, expected %d", *color, my_site);
     my_site = *color;
   }

@@ -1,6 +1,9 @@
-//! `crossmpi lab`: runs the Python crossmpi lab (Mininet-based), which lives in
-//! `lab/` in the source tree and in `PREFIX/lib/crossmpi/python` once installed.
+//! `crossmpi lab`: runs the Python crossmpi lab (network namespaces), which lives in
+//! `lab/` in the source tree and in `PREFIX/lib/crossmpi/python` once installed. The
+//! Python process replaces this one (exec), so `crossmpi lab exec` used as mpirun's
+//! launch agent *is* the rank it starts: a signal that kills the rank is what mpirun sees.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -11,17 +14,12 @@ pub fn main(prefix: &Path, args: Vec<String>) -> i32 {
     if let Ok(old) = std::env::var("PYTHONPATH") {
         path = format!("{path}:{old}");
     }
-    match Command::new(&python)
+    let err = Command::new(&python)
         .args(["-m", "crossmpi_lab"])
         .args(&args)
         .env("PYTHONPATH", path)
         .env("CROSSMPI_PREFIX", prefix)
-        .status()
-    {
-        Ok(s) => s.code().unwrap_or(1),
-        Err(e) => {
-            eprintln!("crossmpi lab: cannot run {python}: {e}");
-            127
-        }
-    }
+        .exec();
+    eprintln!("crossmpi lab: cannot run {python}: {err}");
+    127
 }

@@ -102,8 +102,8 @@ impl JoinConfig {
             client,
             server,
             datalen: num("CROSSMPI_IMPI_DATALEN", 64 * 1024)?,
-            ackmark: num("CROSSMPI_IMPI_ACKMARK", 32)?,
-            hiwater: num("CROSSMPI_IMPI_HIWATER", 64)?,
+            ackmark: num("CROSSMPI_IMPI_ACKMARK", 16)?,
+            hiwater: num("CROSSMPI_IMPI_HIWATER", 512)?,
             timeout,
         }))
     }
