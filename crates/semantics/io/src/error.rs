@@ -26,22 +26,53 @@ pub enum FileClass {
 }
 
 impl FileClass {
+    /// The file class numbered `code` in the ABI.
+    pub fn from_code(code: i32) -> Option<FileClass> {
+        use FileClass::*;
+        [
+            Access,
+            Amode,
+            DupDatarep,
+            FileExists,
+            FileInUse,
+            File,
+            Io,
+            NotSame,
+            NoSpace,
+            NoSuchFile,
+            Quota,
+            ReadOnly,
+            UnsupportedDatarep,
+            UnsupportedOperation,
+        ]
+        .into_iter()
+        .find(|c| *c as i32 == code)
+    }
+
+    /// The standard's description, and the class's name (so that the message names the
+    /// exact class even where a code carries a nearer core class).
     fn describe(self) -> &'static str {
         match self {
-            FileClass::Access => "permission denied",
-            FileClass::Amode => "invalid access mode",
-            FileClass::DupDatarep => "data representation already registered",
-            FileClass::FileExists => "file exists",
-            FileClass::FileInUse => "file in use",
-            FileClass::File => "invalid file handle",
-            FileClass::Io => "I/O error",
-            FileClass::NotSame => "arguments differ between processes of a collective call",
-            FileClass::NoSpace => "no space left on the device",
-            FileClass::NoSuchFile => "no such file",
-            FileClass::Quota => "quota exceeded",
-            FileClass::ReadOnly => "read-only file or file system",
-            FileClass::UnsupportedDatarep => "unsupported data representation",
-            FileClass::UnsupportedOperation => "unsupported operation",
+            FileClass::Access => "permission denied (MPI_ERR_ACCESS)",
+            FileClass::Amode => "invalid access mode (MPI_ERR_AMODE)",
+            FileClass::DupDatarep => "data representation already registered (MPI_ERR_DUP_DATAREP)",
+            FileClass::FileExists => "file exists (MPI_ERR_FILE_EXISTS)",
+            FileClass::FileInUse => "file in use (MPI_ERR_FILE_IN_USE)",
+            FileClass::File => "invalid file handle (MPI_ERR_FILE)",
+            FileClass::Io => "I/O error (MPI_ERR_IO)",
+            FileClass::NotSame => {
+                "arguments differ between processes of a collective call (MPI_ERR_NOT_SAME)"
+            }
+            FileClass::NoSpace => "no space left on the device (MPI_ERR_NO_SPACE)",
+            FileClass::NoSuchFile => "no such file (MPI_ERR_NO_SUCH_FILE)",
+            FileClass::Quota => "quota exceeded (MPI_ERR_QUOTA)",
+            FileClass::ReadOnly => "read-only file or file system (MPI_ERR_READ_ONLY)",
+            FileClass::UnsupportedDatarep => {
+                "unsupported data representation (MPI_ERR_UNSUPPORTED_DATAREP)"
+            }
+            FileClass::UnsupportedOperation => {
+                "unsupported operation (MPI_ERR_UNSUPPORTED_OPERATION)"
+            }
         }
     }
 }
@@ -144,9 +175,8 @@ impl IoError {
     pub fn nearest_core_class(&self) -> ErrorClass {
         match self.class {
             Class::Core(c) => c,
+            // The same class number.
             Class::File(FileClass::UnsupportedOperation) => ErrorClass::Unsupported,
-            Class::File(FileClass::UnsupportedDatarep) => ErrorClass::Unsupported,
-            Class::File(FileClass::Amode) => ErrorClass::Arg,
             Class::File(_) => ErrorClass::Other,
         }
     }

@@ -151,21 +151,23 @@ impl File {
         } else {
             None
         };
-        let ok0 = first
-            .as_ref()
-            .map_or(Ok(()), |r| r.as_ref().map(|_| ()).map_err(|e| e.clone()));
-        // Rank 0's outcome first, so the others neither create the file nor race it.
-        let mut flag = [ok0.is_ok() as u8];
+        // Rank 0's outcome (its error class) first, so the others neither create the
+        // file nor race it, and fail alike when it failed.
+        let class0 = match &first {
+            Some(Err(e)) => e.class.code(),
+            _ => 0,
+        };
+        let mut flag = class0.to_le_bytes();
         team.bcast(function, 0, &mut flag)?;
-        let mine = match first {
-            Some(r) => r,
-            None if flag[0] == 1 => open(false),
-            None => Err(IoError::file(
-                FileClass::Io,
+        let mine = match (first, i32::from_le_bytes(flag)) {
+            (Some(r), _) => r,
+            (None, 0) => open(false),
+            (None, c) => Err(IoError::file(
+                FileClass::from_code(c).unwrap_or(FileClass::Io),
                 function,
                 "filename",
                 path.display(),
-                "rank 0 of the communicator could not open the file",
+                "rank 0 of the communicator could not open it",
             )),
         };
         let os = match mine {
