@@ -6,120 +6,16 @@
 //! Every cluster uses 127.0.0.1 and the same pids, so process identities collide and the
 //! relays must rename them consistently in the tables and in every packet.
 
-use crossmpi_impi::startup::client::{Client, ClientAuth, ClientConfig};
-use crossmpi_impi::startup::server::ServerAuth;
-use crossmpi_impi::wire::addr::HostAddr;
-use crossmpi_impi::wire::handshake::HostHandshake;
+mod common;
+
+use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
-use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
-use crossmpi_impi::wire::Limits;
-use crossmpi_impi_relay::io;
-use crossmpi_impi_relay::options::Options;
-use crossmpi_impi_relay::router::RouterConfig;
-use crossmpi_impi_server::options::Options as ServerOptions;
-use crossmpi_impi_server::serve;
+use crossmpi_impi::wire::tables::GlobalTables;
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::net::{SocketAddr, TcpStream};
 
-const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-const TIMEOUT: Duration = Duration::from_secs(60);
 const CID: u64 = 7;
-
-fn start_server(n: u32) -> (SocketAddr, JoinHandle<Result<(), String>>) {
-    let opts = ServerOptions {
-        nclients: n,
-        port: 0,
-        auth: ServerAuth::None,
-        host: Some(LO),
-        timeout: TIMEOUT,
-        verbose: false,
-        limits: Limits::default(),
-    };
-    let l = serve::bind(&opts).unwrap();
-    let addr = serve::advertised(&l).unwrap();
-    (addr, std::thread::spawn(move || serve::serve(l, &opts)))
-}
-
-fn start_relay(
-    rank: u32,
-    server: SocketAddr,
-    send_buffer: usize,
-) -> (SocketAddr, JoinHandle<Result<(), String>>) {
-    let opts = Options {
-        rank,
-        server: server.to_string(),
-        net: Some(LO),
-        port: 0,
-        global_addr: None,
-        verbose: std::env::var_os("RELAY_TEST_VERBOSE").is_some(),
-        connect_timeout: Duration::from_secs(10),
-        router: RouterConfig {
-            send_buffer,
-            ..RouterConfig::default()
-        },
-        limits: Limits::default(),
-    };
-    let (l, shown) = io::bind(&opts).unwrap();
-    assert_eq!(shown.ip(), LO, "the address -net names is printed");
-    (
-        shown,
-        std::thread::spawn(move || io::run(l, shown.ip(), &opts)),
-    )
-}
-
-/// A simulated cluster: `nhosts` hosts of one process each, pids 100, 101, ...
-struct Cluster {
-    rank: u32,
-    listeners: Vec<TcpListener>,
-    lockstep: bool,
-    /// Extra data bytes in every packet (long packets stream through the relays).
-    extra: usize,
-}
-
-impl Cluster {
-    fn new(rank: u32, nhosts: usize, lockstep: bool, extra: usize) -> Cluster {
-        Cluster {
-            rank,
-            listeners: (0..nhosts)
-                .map(|_| TcpListener::bind((LO, 0)).unwrap())
-                .collect(),
-            lockstep,
-            extra,
-        }
-    }
-
-    fn info(&self) -> ClientInfo {
-        let addr = HostAddr::from_ip(LO);
-        ClientInfo {
-            versions: vec![Version::default()],
-            datalen: 4 << 20,
-            tag_ub: i32::MAX,
-            coll_xsize: -1,
-            coll_maxlinear: -1,
-            hosts: self
-                .listeners
-                .iter()
-                .enumerate()
-                .map(|(h, l)| HostInfo {
-                    addr,
-                    port: u32::from(l.local_addr().unwrap().port()),
-                    nprocs: 1,
-                    ackmark: 10 + h as u32,
-                    hiwater: 20,
-                })
-                .collect(),
-            procs: (0..self.listeners.len())
-                .map(|h| ProcInfo {
-                    id: addr,
-                    pid: 100 + h as i64,
-                })
-                .collect(),
-        }
-    }
-}
 
 fn payload(s: u32, d: u32, extra: usize) -> Vec<u8> {
     let len = (s as usize * 7 + d as usize * 13) % 300 + extra;
@@ -145,39 +41,6 @@ fn packet(src: Proc, dest: Proc, s: u32, d: u32, len: usize) -> PacketRepr {
         dtype: 0,
         reserved: 0,
     }
-}
-
-fn fini() -> [u8; HEADER_LEN] {
-    PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI).emit()
-}
-
-/// The startup through `addr` (the server or a relay); returns the tables and the
-/// agent's connection and state machine.
-fn startup(c: &Cluster, addr: SocketAddr) -> Result<(GlobalTables, Client, TcpStream), String> {
-    let mut client = Client::new(ClientConfig {
-        rank: c.rank,
-        auth: ClientAuth {
-            allow_none: true,
-            key: None,
-        },
-        info: c.info(),
-        pipeline: !c.lockstep,
-        limits: Limits::default(),
-    })
-    .map_err(|e| e.to_string())?;
-    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(TIMEOUT)).unwrap();
-    let mut buf = vec![0u8; 1 << 16];
-    while !client.is_ready() {
-        s.write_all(&client.take_output())
-            .map_err(|e| e.to_string())?;
-        let n = s.read(&mut buf).map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Err(client.handle_close().to_string());
-        }
-        client.handle_input(&buf[..n]).map_err(|e| e.to_string())?;
-    }
-    Ok((client.tables().cloned().unwrap(), client, s))
 }
 
 /// One connection of a host: sends its packets then FINI, and reads until FINI.
@@ -246,17 +109,11 @@ fn converse(
 }
 
 /// Runs a cluster through startup, the host dance, the traffic and FINI.
-fn run_cluster(c: Cluster, addr: SocketAddr) -> Result<(), String> {
+/// Every packet carries `extra` more data bytes (long packets stream through relays).
+fn run_cluster(c: Cluster, addr: SocketAddr, extra: usize) -> Result<(), String> {
     let (tables, mut client, mut agent) = startup(&c, addr)?;
     let my = c.rank as usize;
-    let first_host = tables.first_host(my);
     let first_rank = tables.first_rank(my);
-    let remote_hosts: Vec<(u32, SocketAddr)> = tables
-        .hosts()
-        .enumerate()
-        .filter(|(_, (client, _))| *client != my)
-        .map(|(h, (_, i))| (h as u32, SocketAddr::new(i.addr.to_ip(), i.port as u16)))
-        .collect();
     // World ranks per global host.
     let mut ranks_of_host = Vec::new();
     let mut w = 0u32;
@@ -264,34 +121,12 @@ fn run_cluster(c: Cluster, addr: SocketAddr) -> Result<(), String> {
         ranks_of_host.push(w..w + h.nprocs);
         w += h.nprocs;
     }
-    let mut conns = Vec::new();
-    for (k, _) in c.listeners.iter().enumerate() {
-        let me = first_host + k as u32;
-        for &(h, a) in remote_hosts.iter().filter(|(h, _)| *h < me) {
-            let mut s = TcpStream::connect(a).map_err(|e| e.to_string())?;
-            s.write_all(&HostHandshake { host_rank: me }.emit())
-                .unwrap();
-            conns.push((k, h, s));
-        }
-    }
-    for (k, l) in c.listeners.iter().enumerate() {
-        let me = first_host + k as u32;
-        for _ in remote_hosts.iter().filter(|(h, _)| *h > me) {
-            let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
-            let mut b = [0u8; 4];
-            s.read_exact(&mut b).map_err(|e| e.to_string())?;
-            let hs = HostHandshake::decode(&b, tables.nhosts(), me)
-                .map_err(|e| e.to_string())?
-                .unwrap();
-            conns.push((k, hs.host_rank, s));
-        }
-    }
+    let conns = dance(&c, &tables)?;
     let mut threads = Vec::new();
     for (k, h, s) in conns {
         let me = first_rank + k as u32;
         let sends = ranks_of_host[h as usize].clone().map(|d| (me, d)).collect();
         let t = tables.clone();
-        let extra = c.extra;
         threads.push(std::thread::spawn(move || {
             converse(s, &t, me, sends, extra)
         }));
@@ -334,8 +169,8 @@ fn job(clusters: &[(usize, bool)], extra: usize, send_buffer: usize) {
         } else {
             server
         };
-        let c = Cluster::new(rank, nhosts, rank % 2 == 1, extra);
-        threads.push(std::thread::spawn(move || run_cluster(c, addr)));
+        let c = Cluster::new(rank, nhosts, rank % 2 == 1);
+        threads.push(std::thread::spawn(move || run_cluster(c, addr, extra)));
     }
     for (i, t) in threads.into_iter().enumerate() {
         t.join()
@@ -379,8 +214,8 @@ fn a_stray_connection_is_refused_and_the_job_goes_on() {
     let mut b = [0u8; 1];
     stray.set_read_timeout(Some(TIMEOUT)).unwrap();
     assert_eq!(stray.read(&mut b).unwrap_or(0), 0, "the stray is closed");
-    let a = std::thread::spawn(move || run_cluster(Cluster::new(0, 1, false, 0), server));
-    let c = std::thread::spawn(move || run_cluster(Cluster::new(1, 2, false, 0), relay_addr));
+    let a = std::thread::spawn(move || run_cluster(Cluster::new(0, 1, false), server, 0));
+    let c = std::thread::spawn(move || run_cluster(Cluster::new(1, 2, false), relay_addr, 0));
     a.join().unwrap().unwrap();
     c.join().unwrap().unwrap();
     relay.join().unwrap().unwrap();
@@ -392,8 +227,8 @@ fn a_malformed_packet_ends_the_job_with_the_reason() {
     let (server, server_thread) = start_server(2);
     let (relay_addr, relay) = start_relay(1, server, 1 << 16);
     // Client 0 is driven by hand: it sends a packet of unknown type to the relay.
-    let gc = Cluster::new(0, 1, false, 0);
-    let inside = std::thread::spawn(move || run_cluster(Cluster::new(1, 1, false, 0), relay_addr));
+    let gc = Cluster::new(0, 1, false);
+    let inside = std::thread::spawn(move || run_cluster(Cluster::new(1, 1, false), relay_addr, 0));
     let (tables, _client, _agent) = startup(&gc, server).unwrap();
     let (mut s, _) = gc.listeners[0].accept().unwrap();
     let mut b = [0u8; 4];

@@ -1,0 +1,132 @@
+//! What a relay hop adds to the latency, on loopback: two simulated clusters of one
+//! host each ping-pong 0-byte DATA packets directly (GC-GC), through one relay (PC-GC)
+//! and through two (PC-PC), with the real IMPI server and relays of this crate. Prints
+//! the median and mean half round trip of each and the latency added per hop (from the
+//! medians, which other load on the machine disturbs least). A benchmark, not a test.
+//!
+//!   cargo run --release -p crossmpi-impi-relay --example hop_latency [ROUND_TRIPS]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
+use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// One cluster's host: `rounds` round trips, started by client 0; returns client 0's
+/// half round trips in microseconds.
+fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> {
+    let mut c = Cluster::new(rank, 1, false);
+    // Distinct pids: without a relay nothing renames colliding identities.
+    c.first_pid += i64::from(rank);
+    let (tables, mut client, mut agent) = startup(&c, addr)?;
+    let (_, _, mut sock) = dance(&c, &tables)?.pop().ok_or("no connection")?;
+    sock.set_nodelay(true).map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    let procs: Vec<Proc> = tables
+        .procs()
+        .map(|p| Proc {
+            hostid: p.id,
+            pid: p.pid,
+        })
+        .collect();
+    let me = rank as usize;
+    let ping = PacketRepr::control(PacketType::Data, procs[me], procs[1 - me]).emit();
+    let mut got = [0u8; HEADER_LEN];
+    let mut half = Vec::with_capacity(rounds);
+    let mut exchange = |first: bool| -> std::io::Result<()> {
+        if first {
+            sock.write_all(&ping)?;
+            sock.read_exact(&mut got)
+        } else {
+            sock.read_exact(&mut got)?;
+            sock.write_all(&ping)
+        }
+    };
+    for _ in 0..rounds {
+        let t = Instant::now();
+        exchange(rank == 0).map_err(|e| e.to_string())?;
+        half.push(t.elapsed().as_secs_f64() * 1e6 / 2.0);
+    }
+    let p = PacketRepr::parse(&PacketHeader::new_checked(&got[..]).unwrap(), 0)
+        .map_err(|e| e.to_string())?;
+    if p.dest != procs[me] {
+        return Err(format!(
+            "client {rank}: the last packet went to {:?}",
+            p.dest
+        ));
+    }
+    sock.write_all(&fini()).map_err(|e| e.to_string())?;
+    loop {
+        sock.read_exact(&mut got).map_err(|e| e.to_string())?;
+        if got[..4] == fini()[..4] {
+            break;
+        }
+    }
+    client.finish().map_err(|e| e.to_string())?;
+    agent
+        .write_all(&client.take_output())
+        .map_err(|e| e.to_string())?;
+    Ok(half)
+}
+
+/// Median and mean half round trip with the given clients behind relays.
+fn measure(relayed: [bool; 2], rounds: usize) -> (f64, f64) {
+    let (server, server_thread) = start_server(2);
+    let mut relays = Vec::new();
+    let mut hosts = Vec::new();
+    for (rank, &r) in relayed.iter().enumerate() {
+        let addr = if r {
+            let (a, t) = start_relay(rank as u32, server, 256 << 10);
+            relays.push(t);
+            a
+        } else {
+            server
+        };
+        hosts.push(std::thread::spawn(move || host(rank as u32, addr, rounds)));
+    }
+    let mut half = Vec::new();
+    for (rank, h) in hosts.into_iter().enumerate() {
+        let times = h
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("client {rank}: {e}"));
+        if rank == 0 {
+            half = times;
+        }
+    }
+    for r in relays {
+        r.join().unwrap().unwrap();
+    }
+    server_thread.join().unwrap().unwrap();
+    half.sort_by(f64::total_cmp);
+    let mean = half.iter().sum::<f64>() / half.len() as f64;
+    (half[half.len() / 2], mean)
+}
+
+fn main() {
+    let rounds = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20000usize);
+    let cases = [
+        ("GC-GC", [false, false]),
+        ("PC-GC", [true, false]),
+        ("PC-PC", [true, true]),
+    ];
+    println!("case   relays  median_us  mean_us   ({rounds} round trips, 0-byte DATA, loopback)");
+    let mut medians = Vec::new();
+    for (relays, (name, relayed)) in cases.iter().enumerate() {
+        let (median, mean) = measure(*relayed, rounds);
+        println!("{name}  {relays:>6}  {median:>9.1}  {mean:>7.1}");
+        medians.push(median);
+    }
+    println!(
+        "added per relay hop (median): {:.1} us (one relay), {:.1} us (two relays, per hop)",
+        medians[1] - medians[0],
+        (medians[2] - medians[0]) / 2.0
+    );
+}

@@ -1,0 +1,187 @@
+//! What the loopback tests and the hop-latency benchmark share: the real IMPI server and
+//! relays on 127.0.0.1, and simulated clusters (the client state machine of
+//! crossmpi-impi as the agent) that run the startup and the host dance.
+
+use crossmpi_impi::startup::client::{Client, ClientAuth, ClientConfig};
+use crossmpi_impi::startup::server::ServerAuth;
+use crossmpi_impi::wire::addr::HostAddr;
+use crossmpi_impi::wire::handshake::HostHandshake;
+use crossmpi_impi::wire::packet::{PacketRepr, PacketType, Proc, HEADER_LEN};
+use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
+use crossmpi_impi::wire::Limits;
+use crossmpi_impi_relay::io;
+use crossmpi_impi_relay::options::Options;
+use crossmpi_impi_relay::router::RouterConfig;
+use crossmpi_impi_server::options::Options as ServerOptions;
+use crossmpi_impi_server::serve;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+pub fn start_server(n: u32) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    let opts = ServerOptions {
+        nclients: n,
+        port: 0,
+        auth: ServerAuth::None,
+        host: Some(LO),
+        timeout: TIMEOUT,
+        verbose: false,
+        limits: Limits::default(),
+    };
+    let l = serve::bind(&opts).unwrap();
+    let addr = serve::advertised(&l).unwrap();
+    (addr, std::thread::spawn(move || serve::serve(l, &opts)))
+}
+
+pub fn start_relay(
+    rank: u32,
+    server: SocketAddr,
+    send_buffer: usize,
+) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    let opts = Options {
+        rank,
+        server: server.to_string(),
+        net: Some(LO),
+        port: 0,
+        global_addr: None,
+        verbose: std::env::var_os("RELAY_TEST_VERBOSE").is_some(),
+        connect_timeout: Duration::from_secs(10),
+        router: RouterConfig {
+            send_buffer,
+            ..RouterConfig::default()
+        },
+        limits: Limits::default(),
+    };
+    let (l, shown) = io::bind(&opts).unwrap();
+    assert_eq!(shown.ip(), LO, "the address -net names is printed");
+    (
+        shown,
+        std::thread::spawn(move || io::run(l, shown.ip(), &opts)),
+    )
+}
+
+/// A simulated cluster: `nhosts` hosts of one process each, pids 100, 101, ...
+pub struct Cluster {
+    pub rank: u32,
+    pub listeners: Vec<TcpListener>,
+    pub lockstep: bool,
+    /// The pid of the first host's process (the others follow); the same in every
+    /// cluster unless changed, so identities collide and relays must rename them.
+    pub first_pid: i64,
+}
+
+impl Cluster {
+    pub fn new(rank: u32, nhosts: usize, lockstep: bool) -> Cluster {
+        Cluster {
+            rank,
+            listeners: (0..nhosts)
+                .map(|_| TcpListener::bind((LO, 0)).unwrap())
+                .collect(),
+            lockstep,
+            first_pid: 100,
+        }
+    }
+
+    pub fn info(&self) -> ClientInfo {
+        let addr = HostAddr::from_ip(LO);
+        ClientInfo {
+            versions: vec![Version::default()],
+            datalen: 4 << 20,
+            tag_ub: i32::MAX,
+            coll_xsize: -1,
+            coll_maxlinear: -1,
+            hosts: self
+                .listeners
+                .iter()
+                .enumerate()
+                .map(|(h, l)| HostInfo {
+                    addr,
+                    port: u32::from(l.local_addr().unwrap().port()),
+                    nprocs: 1,
+                    ackmark: 10 + h as u32,
+                    hiwater: 20,
+                })
+                .collect(),
+            procs: (0..self.listeners.len())
+                .map(|h| ProcInfo {
+                    id: addr,
+                    pid: self.first_pid + h as i64,
+                })
+                .collect(),
+        }
+    }
+}
+
+pub fn fini() -> [u8; HEADER_LEN] {
+    PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI).emit()
+}
+
+/// The startup through `addr` (the server or a relay); returns the tables and the
+/// agent's connection and state machine.
+pub fn startup(c: &Cluster, addr: SocketAddr) -> Result<(GlobalTables, Client, TcpStream), String> {
+    let mut client = Client::new(ClientConfig {
+        rank: c.rank,
+        auth: ClientAuth {
+            allow_none: true,
+            key: None,
+        },
+        info: c.info(),
+        pipeline: !c.lockstep,
+        limits: Limits::default(),
+    })
+    .map_err(|e| e.to_string())?;
+    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    while !client.is_ready() {
+        s.write_all(&client.take_output())
+            .map_err(|e| e.to_string())?;
+        let n = s.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(client.handle_close().to_string());
+        }
+        client.handle_input(&buf[..n]).map_err(|e| e.to_string())?;
+    }
+    Ok((client.tables().cloned().unwrap(), client, s))
+}
+
+/// The host dance of a cluster on the tables it got: every host connects to the
+/// lower-ranked hosts of other clients (sending its rank), then accepts the higher ones.
+/// Returns (own host index, peer's global host rank, connection).
+pub fn dance(c: &Cluster, tables: &GlobalTables) -> Result<Vec<(usize, u32, TcpStream)>, String> {
+    let my = c.rank as usize;
+    let first_host = tables.first_host(my);
+    let remote_hosts: Vec<(u32, SocketAddr)> = tables
+        .hosts()
+        .enumerate()
+        .filter(|(_, (client, _))| *client != my)
+        .map(|(h, (_, i))| (h as u32, SocketAddr::new(i.addr.to_ip(), i.port as u16)))
+        .collect();
+    let mut conns = Vec::new();
+    for (k, _) in c.listeners.iter().enumerate() {
+        let me = first_host + k as u32;
+        for &(h, a) in remote_hosts.iter().filter(|(h, _)| *h < me) {
+            let mut s = TcpStream::connect(a).map_err(|e| e.to_string())?;
+            s.write_all(&HostHandshake { host_rank: me }.emit())
+                .unwrap();
+            conns.push((k, h, s));
+        }
+    }
+    for (k, l) in c.listeners.iter().enumerate() {
+        let me = first_host + k as u32;
+        for _ in remote_hosts.iter().filter(|(h, _)| *h > me) {
+            let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
+            let mut b = [0u8; 4];
+            s.read_exact(&mut b).map_err(|e| e.to_string())?;
+            let hs = HostHandshake::decode(&b, tables.nhosts(), me)
+                .map_err(|e| e.to_string())?
+                .unwrap();
+            conns.push((k, hs.host_rank, s));
+        }
+    }
+    Ok(conns)
+}
