@@ -79,17 +79,11 @@ impl Node {
         node
     }
 
-    /// `count` copies of `self`, copy k shifted by `k * stride`, merged where the copies touch.
-    pub(crate) fn repeat(&self, count: u64, stride: i64) -> Node {
-        let size = self.size();
-        if count == 0 || size == 0 {
-            return Node::Empty;
-        }
-        if count == 1 {
-            return self.clone();
-        }
+    /// `count` (at least 2) copies of `self`, copy k shifted by `k * stride`: merged
+    /// where the copies touch, else a loop over `self`.
+    fn repetition(&self, count: u64, stride: i64) -> Repetition<'_> {
         match self {
-            Node::Block { disp, len } if stride == *len as i64 => Node::Block {
+            Node::Block { disp, len } if stride == *len as i64 => Repetition::Block {
                 disp: *disp,
                 len: len * count,
             },
@@ -100,14 +94,42 @@ impl Node {
                 stride: inner_stride,
                 child,
                 child_size,
-            } if *inner_stride * *inner as i64 == stride => Node::Repeat {
+            } if *inner_stride * *inner as i64 == stride => Repetition::Longer {
                 disp: *disp,
                 count: inner * count,
                 stride: *inner_stride,
-                child: child.clone(),
+                child,
                 child_size: *child_size,
             },
-            _ => Node::Repeat {
+            _ => Repetition::Loop,
+        }
+    }
+
+    /// `count` copies of `self`, copy k shifted by `k * stride`, merged where the copies touch.
+    pub(crate) fn repeat(&self, count: u64, stride: i64) -> Node {
+        let size = self.size();
+        if count == 0 || size == 0 {
+            return Node::Empty;
+        }
+        if count == 1 {
+            return self.clone();
+        }
+        match self.repetition(count, stride) {
+            Repetition::Block { disp, len } => Node::Block { disp, len },
+            Repetition::Longer {
+                disp,
+                count,
+                stride,
+                child,
+                child_size,
+            } => Node::Repeat {
+                disp,
+                count,
+                stride,
+                child: child.clone(),
+                child_size,
+            },
+            Repetition::Loop => Node::Repeat {
                 disp: 0,
                 count,
                 stride,
@@ -224,49 +246,7 @@ impl Node {
                 stride,
                 child,
                 child_size,
-            } => {
-                let mut k = skip / child_size;
-                let mut inner_skip = skip % child_size;
-                let at = |k: u64| base + disp + k as i64 * stride;
-                if let Node::Block { disp: cd, len } = **child {
-                    // The common strided case: whole blocks in one loop of the sink, the
-                    // cut first and last blocks on their own.
-                    if inner_skip > 0 {
-                        sink.run(at(k) + cd + inner_skip as i64, len - inner_skip);
-                        k += 1;
-                    }
-                    let whole = (count - k).min(sink.remaining() / len);
-                    if whole > 0 {
-                        sink.strided(at(k) + cd, *stride, len, whole);
-                        k += whole;
-                    }
-                    if k < *count && sink.remaining() > 0 {
-                        sink.run(at(k) + cd, len);
-                    }
-                    return;
-                }
-                if let Node::Blocks { disp: cd, runs, .. } = &**child {
-                    // Elements of a struct or indexed type: the same runs at each step,
-                    // without a search per element.
-                    if inner_skip > 0 {
-                        child.walk(at(k), inner_skip, sink);
-                        k += 1;
-                    }
-                    while k < *count && sink.remaining() > 0 {
-                        let element = at(k) + cd;
-                        for &(d, len) in runs.iter() {
-                            sink.run(element + d, len);
-                        }
-                        k += 1;
-                    }
-                    return;
-                }
-                while k < *count && sink.remaining() > 0 {
-                    child.walk(at(k), inner_skip, sink);
-                    inner_skip = 0;
-                    k += 1;
-                }
-            }
+            } => child.walk_loop(base + disp, *count, *stride, *child_size, skip, sink),
             Node::Blocks { disp, runs, starts } => {
                 let first = Node::find(starts, skip);
                 let mut inner_skip = skip - starts[first];
@@ -296,6 +276,87 @@ impl Node {
         }
     }
 
+    /// Walks `count` copies of `self` (each `size` bytes of data), copy k at
+    /// `base + k * stride`, as `walk` on the loop of them.
+    fn walk_loop<R: RunSink>(
+        &self,
+        base: i64,
+        count: u64,
+        stride: i64,
+        size: u64,
+        skip: u64,
+        sink: &mut R,
+    ) {
+        let mut k = skip / size;
+        let mut inner_skip = skip % size;
+        let at = |k: u64| base + k as i64 * stride;
+        if let Node::Block { disp: cd, len } = *self {
+            // The common strided case: whole blocks in one loop of the sink, the
+            // cut first and last blocks on their own.
+            if inner_skip > 0 {
+                sink.run(at(k) + cd + inner_skip as i64, len - inner_skip);
+                k += 1;
+            }
+            let whole = (count - k).min(sink.remaining() / len);
+            if whole > 0 {
+                sink.strided(at(k) + cd, stride, len, whole);
+                k += whole;
+            }
+            if k < count && sink.remaining() > 0 {
+                sink.run(at(k) + cd, len);
+            }
+            return;
+        }
+        if let Node::Blocks { disp: cd, runs, .. } = self {
+            // Elements of a struct or indexed type: the same runs at each step,
+            // without a search per element.
+            if inner_skip > 0 {
+                self.walk(at(k), inner_skip, sink);
+                k += 1;
+            }
+            while k < count && sink.remaining() > 0 {
+                let element = at(k) + cd;
+                for &(d, len) in runs.iter() {
+                    sink.run(element + d, len);
+                }
+                k += 1;
+            }
+            return;
+        }
+        while k < count && sink.remaining() > 0 {
+            self.walk(at(k), inner_skip, sink);
+            inner_skip = 0;
+            k += 1;
+        }
+    }
+
+    /// Walks `count` elements of a type with this layout and extent `stride`, as `walk`
+    /// on `self.repeat(count, stride)` but without building that node: a pack call
+    /// allocates nothing.
+    pub(crate) fn walk_repeated<R: RunSink>(
+        &self,
+        count: u64,
+        stride: i64,
+        base: i64,
+        skip: u64,
+        sink: &mut R,
+    ) {
+        if count == 1 {
+            return self.walk(base, skip, sink);
+        }
+        match self.repetition(count, stride) {
+            Repetition::Block { disp, len } => Node::Block { disp, len }.walk(base, skip, sink),
+            Repetition::Longer {
+                disp,
+                count,
+                stride,
+                child,
+                child_size,
+            } => child.walk_loop(base + disp, count, stride, child_size, skip, sink),
+            Repetition::Loop => self.walk_loop(base, count, stride, self.size(), skip, sink),
+        }
+    }
+
     /// The item holding stream offset `skip`, given the items' `starts`; offset 0 (every
     /// element after the first of a repetition) needs no search.
     fn find(starts: &[u64], skip: u64) -> usize {
@@ -305,6 +366,22 @@ impl Node {
             starts.partition_point(|&s| s <= skip) - 1
         }
     }
+}
+
+/// How copies of a layout at a regular step are laid out (see `Node::repetition`).
+enum Repetition<'a> {
+    /// Copies of a block that touch: one longer block.
+    Block { disp: i64, len: u64 },
+    /// Copies of a loop that continue its step: one longer loop over its child.
+    Longer {
+        disp: i64,
+        count: u64,
+        stride: i64,
+        child: &'a Arc<Node>,
+        child_size: u64,
+    },
+    /// Anything else: a loop over the whole layout.
+    Loop,
 }
 
 /// What a layout walk feeds: moves the bytes of the runs it is given, in stream order,

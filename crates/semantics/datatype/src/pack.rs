@@ -6,14 +6,9 @@
 //! fixed-size moves; only runs over 64 bytes call memcpy.
 
 use crate::datatype::Datatype;
-use crate::layout::{Node, RunSink};
+use crate::layout::RunSink;
 
 impl Datatype {
-    /// The layout of `count` elements placed at the buffer address.
-    fn layout_of(&self, count: u64) -> Node {
-        self.layout().repeat(count, self.extent())
-    }
-
     /// Panics (a caller bug, not bad user input: the MPI layer sizes `buf` from `span`)
     /// unless `buf` holds the span of `count` elements around `origin` and the stream
     /// range `[offset, offset + len)` lies within the packed size.
@@ -53,8 +48,8 @@ impl Datatype {
         let (buf_len, stream_len) = transfer.lens();
         self.check_bounds(function, buf_len, origin, count, offset, stream_len);
         if stream_len > 0 {
-            self.layout_of(count)
-                .walk(origin as i64, offset, &mut transfer);
+            self.layout()
+                .walk_repeated(count, self.extent(), origin as i64, offset, &mut transfer);
         }
     }
 

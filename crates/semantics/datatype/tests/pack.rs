@@ -265,6 +265,21 @@ fn repeated_structs_and_indexed_types_in_every_window() {
 }
 
 #[test]
+fn elements_that_continue_a_loop_or_a_block_in_every_window() {
+    // vector(3, 1, 2, int) resized to 24 bytes: each element continues the vector's
+    // 8-byte step, so 4 elements are one loop of 12 blocks; an int counted 6 times is
+    // one block.
+    let v = Datatype::vector(3, 1, 2, &int()).unwrap();
+    let continued = Datatype::resized(&v, 0, 24).unwrap();
+    for (t, count) in [(&continued, 4), (&int(), 6), (&v, 3)] {
+        let map = byte_map(t);
+        for shift in [0, 3] {
+            check_windows(t, &map, count, shift);
+        }
+    }
+}
+
+#[test]
 fn zero_counts_and_empty_windows_move_nothing() {
     let t = Datatype::vector(3, 1, 2, &Datatype::basic(Basic::Double)).unwrap();
     let buf = [9u8; 40];
