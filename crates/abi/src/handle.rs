@@ -21,6 +21,7 @@ pub enum Kind {
     Errhandler = 7,
     Message = 8,
     File = 10,
+    Win = 11,
 }
 
 pub fn encode(kind: Kind, slot: u32) -> usize {

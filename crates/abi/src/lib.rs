@@ -64,3 +64,5 @@ mod tool_events;
 mod topo;
 mod types;
 mod util;
+mod win;
+mod win_ops;

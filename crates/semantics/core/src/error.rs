@@ -44,6 +44,18 @@ pub enum ErrorClass {
     ProcAborted = 58,
     Session = 60,
     Errhandler = 61,
+    // One-sided communication (crossmpi-core's rma module).
+    Assert = 22,
+    Base = 24,
+    Disp = 26,
+    LockType = 37,
+    RmaAttach = 46,
+    RmaRange = 48,
+    RmaShared = 49,
+    RmaSync = 50,
+    Size = 52,
+    Win = 56,
+    RmaFlavor = 57,
 }
 
 impl ErrorClass {
@@ -88,6 +100,17 @@ impl ErrorClass {
             ErrorClass::ProcAborted => "a peer process aborted",
             ErrorClass::Session => "invalid session",
             ErrorClass::Errhandler => "invalid error handler",
+            ErrorClass::Assert => "invalid assert argument",
+            ErrorClass::Base => "invalid base argument",
+            ErrorClass::Disp => "invalid displacement argument",
+            ErrorClass::LockType => "invalid lock type",
+            ErrorClass::RmaAttach => "memory cannot be attached",
+            ErrorClass::RmaRange => "target memory outside the window",
+            ErrorClass::RmaShared => "memory cannot be shared",
+            ErrorClass::RmaSync => "wrong synchronization of one-sided calls",
+            ErrorClass::Size => "invalid size argument",
+            ErrorClass::Win => "invalid window",
+            ErrorClass::RmaFlavor => "wrong window flavor",
         }
     }
 }

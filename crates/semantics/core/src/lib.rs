@@ -22,6 +22,7 @@ pub mod progress;
 pub mod proto;
 pub mod reduce;
 pub mod request;
+pub mod rma;
 pub mod route;
 pub mod runtime;
 pub mod slab;

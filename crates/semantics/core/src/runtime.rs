@@ -369,6 +369,7 @@ impl Runtime {
             any |= impi.poll(&mut self.st);
         }
         any |= crate::coll::sched::progress(self);
+        any |= crate::rma::progress(self);
         self.flush();
         for req in std::mem::take(&mut self.st.orphaned) {
             self.st.requests.remove(req);

@@ -1,0 +1,420 @@
+//! Window handles and the window calls that are not data movement: creation (every
+//! flavor), free, attach/detach, shared-memory queries, names, groups, info, the
+//! predefined attributes and error handlers. Data movement and synchronisation are in
+//! `win_ops.rs`; the work is in crossmpi-core's `rma` module.
+
+use crate::consts::*;
+use crate::error::{self, CommErrhandlerFn, Scope};
+use crate::handle::{self, Kind};
+use crate::util::{in_string, out, out_string};
+use crate::{comm, group, info};
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::rma::{self, Flavor, WinId};
+use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Mutex;
+
+/// The values `MPI_Win_get_attr` points to; boxed so their addresses stay put.
+struct Attrs {
+    base: usize,
+    size: isize,
+    disp_unit: c_int,
+    flavor: c_int,
+    model: c_int,
+}
+
+/// What the ABI keeps beside a core window, keyed by its slot.
+struct Entry {
+    /// Memory `MPI_Win_allocate` obtained, released by `MPI_Win_free`.
+    allocation: Option<(usize, Layout)>,
+    errhandler: usize,
+    name: String,
+    info: info::Pairs,
+    attrs: Box<Attrs>,
+}
+
+static ENTRIES: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
+
+fn entries() -> std::sync::MutexGuard<'static, BTreeMap<u32, Entry>> {
+    ENTRIES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The window a handle names.
+pub fn resolve(function: &str, h: usize) -> MpiResult<WinId> {
+    let bad = |why: &str| MpiError::arg(ErrorClass::Win, function, "win", handle::describe(h), why);
+    if h == MPI_WIN_NULL {
+        return Err(bad("MPI_WIN_NULL is not a window"));
+    }
+    let slot = handle::decode(Kind::Win, h).ok_or_else(|| bad("not a window handle"))?;
+    rma::by_index(slot).ok_or_else(|| bad("freed or never created"))
+}
+
+/// Runs a window call and hands its error to the window's error handler (the
+/// default, `MPI_ERRORS_ARE_FATAL`, when the handle names no window).
+pub fn call(win: usize, body: impl FnOnce() -> MpiResult<()>) -> c_int {
+    match body() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => {
+            let code = error::register(&e);
+            let handler = handle::decode(Kind::Win, win)
+                .and_then(|slot| entries().get(&slot).map(|e| e.errhandler))
+                .unwrap_or(MPI_ERRORS_ARE_FATAL);
+            error::invoke(handler, win, &e, code)
+        }
+    }
+}
+
+fn size_arg(function: &str, size: isize) -> MpiResult<u64> {
+    u64::try_from(size).map_err(|_| {
+        MpiError::arg(
+            ErrorClass::Size,
+            function,
+            "size",
+            size,
+            "window sizes cannot be negative",
+        )
+    })
+}
+
+fn flavor_code(f: Flavor) -> c_int {
+    match f {
+        Flavor::Create => MPI_WIN_FLAVOR_CREATE,
+        Flavor::Allocate => MPI_WIN_FLAVOR_ALLOCATE,
+        Flavor::Dynamic => MPI_WIN_FLAVOR_DYNAMIC,
+        Flavor::Shared => MPI_WIN_FLAVOR_SHARED,
+    }
+}
+
+/// Records a new window and writes its handle to `out_win`.
+fn register(
+    function: &str,
+    win: WinId,
+    info_h: usize,
+    allocation: Option<(usize, Layout)>,
+    out_win: *mut usize,
+) -> MpiResult<()> {
+    let (flavor, mine, _, _) = rma::describe(function, win)?;
+    let entry = Entry {
+        allocation,
+        errhandler: MPI_ERRORS_ARE_FATAL,
+        name: String::new(),
+        info: info::read(function, "info", info_h, true)?,
+        attrs: Box::new(Attrs {
+            base: if flavor == Flavor::Dynamic {
+                0
+            } else {
+                mine.base as usize
+            },
+            size: if flavor == Flavor::Dynamic {
+                0
+            } else {
+                mine.size as isize
+            },
+            disp_unit: mine.disp_unit as c_int,
+            flavor: flavor_code(flavor),
+            model: MPI_WIN_UNIFIED,
+        }),
+    };
+    entries().insert(win.index, entry);
+    out(
+        function,
+        "win",
+        out_win,
+        handle::encode(Kind::Win, win.index),
+    )
+}
+
+fn create(
+    f: &str,
+    base: *mut c_void,
+    size: isize,
+    disp_unit: i64,
+    info_h: usize,
+    comm_h: usize,
+    win: *mut usize,
+) -> c_int {
+    error::call(Scope::Comm(comm_h), || {
+        let size = size_arg(f, size)?;
+        let comm = comm::id_of(f, comm_h)?;
+        let w = rma::create(f, comm, base as usize, size, disp_unit, Flavor::Create)?;
+        register(f, w, info_h, None, win)
+    })
+}
+
+fn allocate(
+    f: &str,
+    size: isize,
+    disp_unit: i64,
+    info_h: usize,
+    comm_h: usize,
+    baseptr: *mut c_void,
+    win: *mut usize,
+) -> c_int {
+    error::call(Scope::Comm(comm_h), || {
+        let bytes = size_arg(f, size)?;
+        let comm = comm::id_of(f, comm_h)?;
+        let layout = Layout::from_size_align(bytes.max(1) as usize, 64).map_err(|_| {
+            MpiError::arg(ErrorClass::Size, f, "size", size, "too large to allocate")
+        })?;
+        // SAFETY: a non-zero size and a valid alignment (Layout checked both).
+        let base = unsafe { std::alloc::alloc_zeroed(layout) } as usize;
+        if base == 0 {
+            return Err(MpiError::arg(
+                ErrorClass::NoMem,
+                f,
+                "size",
+                size,
+                "allocation failed",
+            ));
+        }
+        let made = rma::create(f, comm, base, bytes, disp_unit, Flavor::Allocate)
+            .and_then(|w| register(f, w, info_h, Some((base, layout)), win));
+        if let Err(e) = made {
+            // SAFETY: allocated just above with this layout and never handed out.
+            unsafe { std::alloc::dealloc(base as *mut u8, layout) };
+            return Err(e);
+        }
+        out(f, "baseptr", baseptr as *mut usize, base)
+    })
+}
+
+fn allocate_shared(
+    f: &str,
+    size: isize,
+    disp_unit: i64,
+    info_h: usize,
+    comm_h: usize,
+    baseptr: *mut c_void,
+    win: *mut usize,
+) -> c_int {
+    error::call(Scope::Comm(comm_h), || {
+        let bytes = size_arg(f, size)?;
+        let comm = comm::id_of(f, comm_h)?;
+        let (w, base) = rma::allocate_shared(f, comm, bytes, disp_unit)?;
+        register(f, w, info_h, None, win)?;
+        out(f, "baseptr", baseptr as *mut usize, base)
+    })
+}
+
+fn shared_query(
+    f: &str,
+    win: usize,
+    rank: c_int,
+    size: *mut isize,
+    disp_unit: impl FnOnce(u64) -> MpiResult<()>,
+    baseptr: *mut c_void,
+) -> c_int {
+    call(win, || {
+        let (s, unit, base) = rma::shared_query(f, resolve(f, win)?, rank)?;
+        out(f, "size", size, s as isize)?;
+        disp_unit(unit)?;
+        out(f, "baseptr", baseptr as *mut usize, base)
+    })
+}
+
+fn with_entry<R>(
+    function: &str,
+    win: usize,
+    f: impl FnOnce(&mut Entry) -> MpiResult<R>,
+) -> MpiResult<R> {
+    let id = resolve(function, win)?;
+    let mut all = entries();
+    let e = all.get_mut(&id.index).ok_or_else(|| {
+        MpiError::arg(
+            ErrorClass::Win,
+            function,
+            "win",
+            handle::describe(win),
+            "not registered",
+        )
+    })?;
+    f(e)
+}
+
+export! {
+    fn MPI_Win_create / PMPI_Win_create(base: *mut c_void, size: isize, disp_unit: c_int, info: usize, comm: usize, win: *mut usize) -> c_int {
+        create("MPI_Win_create", base, size, disp_unit as i64, info, comm, win)
+    }
+
+    fn MPI_Win_create_c / PMPI_Win_create_c(base: *mut c_void, size: isize, disp_unit: isize, info: usize, comm: usize, win: *mut usize) -> c_int {
+        create("MPI_Win_create_c", base, size, disp_unit as i64, info, comm, win)
+    }
+
+    fn MPI_Win_allocate / PMPI_Win_allocate(size: isize, disp_unit: c_int, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
+        allocate("MPI_Win_allocate", size, disp_unit as i64, info, comm, baseptr, win)
+    }
+
+    fn MPI_Win_allocate_c / PMPI_Win_allocate_c(size: isize, disp_unit: isize, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
+        allocate("MPI_Win_allocate_c", size, disp_unit as i64, info, comm, baseptr, win)
+    }
+
+    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(size: isize, disp_unit: c_int, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
+        allocate_shared("MPI_Win_allocate_shared", size, disp_unit as i64, info, comm, baseptr, win)
+    }
+
+    fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c(size: isize, disp_unit: isize, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
+        allocate_shared("MPI_Win_allocate_shared_c", size, disp_unit as i64, info, comm, baseptr, win)
+    }
+
+    fn MPI_Win_shared_query / PMPI_Win_shared_query(win: usize, rank: c_int, size: *mut isize, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
+        let f = "MPI_Win_shared_query";
+        shared_query(f, win, rank, size, |u| out(f, "disp_unit", disp_unit, u as c_int), baseptr)
+    }
+
+    fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c(win: usize, rank: c_int, size: *mut isize, disp_unit: *mut isize, baseptr: *mut c_void) -> c_int {
+        let f = "MPI_Win_shared_query_c";
+        shared_query(f, win, rank, size, |u| out(f, "disp_unit", disp_unit, u as isize), baseptr)
+    }
+
+    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(info: usize, comm: usize, win: *mut usize) -> c_int {
+        let f = "MPI_Win_create_dynamic";
+        error::call(Scope::Comm(comm), || {
+            let c = comm::id_of(f, comm)?;
+            let w = rma::create(f, c, 0, 0, 1, Flavor::Dynamic)?;
+            register(f, w, info, None, win)
+        })
+    }
+
+    fn MPI_Win_attach / PMPI_Win_attach(win: usize, base: *mut c_void, size: isize) -> c_int {
+        let f = "MPI_Win_attach";
+        call(win, || {
+            let size = size_arg(f, size)?;
+            rma::attach(f, resolve(f, win)?, base as usize, size as usize, true)
+        })
+    }
+
+    fn MPI_Win_detach / PMPI_Win_detach(win: usize, base: *const c_void) -> c_int {
+        let f = "MPI_Win_detach";
+        call(win, || rma::attach(f, resolve(f, win)?, base as usize, 0, false))
+    }
+
+    fn MPI_Win_free / PMPI_Win_free(win: *mut usize) -> c_int {
+        let f = "MPI_Win_free";
+        let h = if win.is_null() { MPI_WIN_NULL } else {
+            // SAFETY: a non-null MPI_Win* points to the caller's handle (C ABI contract).
+            unsafe { *win }
+        };
+        call(h, || {
+            let id = resolve(f, h)?;
+            rma::free(f, id)?;
+            if let Some((base, layout)) = entries().remove(&id.index).and_then(|e| e.allocation) {
+                // SAFETY: allocated by MPI_Win_allocate with this layout; the window that
+                // exposed it is gone, so no target access can reach it any more.
+                unsafe { std::alloc::dealloc(base as *mut u8, layout) };
+            }
+            out(f, "win", win, MPI_WIN_NULL)
+        })
+    }
+
+    fn MPI_Win_get_group / PMPI_Win_get_group(win: usize, group: *mut usize) -> c_int {
+        let f = "MPI_Win_get_group";
+        call(win, || {
+            let (_, _, g, _) = rma::describe(f, resolve(f, win)?)?;
+            out(f, "group", group, group::new_handle(g))
+        })
+    }
+
+    fn MPI_Win_set_name / PMPI_Win_set_name(win: usize, win_name: *const c_char) -> c_int {
+        let f = "MPI_Win_set_name";
+        call(win, || {
+            let name = in_string(f, "win_name", win_name)?;
+            with_entry(f, win, |e| {
+                e.name = name.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect();
+                Ok(())
+            })
+        })
+    }
+
+    fn MPI_Win_get_name / PMPI_Win_get_name(win: usize, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        let f = "MPI_Win_get_name";
+        call(win, || {
+            let name = with_entry(f, win, |e| Ok(e.name.clone()))?;
+            out_string(f, "win_name", win_name, resultlen, &name, MPI_MAX_OBJECT_NAME as usize)
+        })
+    }
+
+    fn MPI_Win_set_info / PMPI_Win_set_info(win: usize, info_h: usize) -> c_int {
+        let f = "MPI_Win_set_info";
+        call(win, || {
+            let pairs = info::read(f, "info", info_h, true)?;
+            with_entry(f, win, |e| {
+                for (k, v) in pairs {
+                    e.info.retain(|(key, _)| *key != k);
+                    e.info.push((k, v));
+                }
+                Ok(())
+            })
+        })
+    }
+
+    fn MPI_Win_get_info / PMPI_Win_get_info(win: usize, info_used: *mut usize) -> c_int {
+        let f = "MPI_Win_get_info";
+        call(win, || {
+            let pairs = with_entry(f, win, |e| Ok(e.info.clone()))?;
+            out(f, "info_used", info_used, info::create(pairs))
+        })
+    }
+
+    fn MPI_Win_get_attr / PMPI_Win_get_attr(win: usize, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+        let f = "MPI_Win_get_attr";
+        call(win, || {
+            let value = with_entry(f, win, |e| {
+                let a = &*e.attrs;
+                Ok(match win_keyval {
+                    k if k == MPI_WIN_BASE => Some(a.base),
+                    k if k == MPI_WIN_SIZE => Some(&a.size as *const isize as usize),
+                    k if k == MPI_WIN_DISP_UNIT => Some(&a.disp_unit as *const c_int as usize),
+                    k if k == MPI_WIN_CREATE_FLAVOR => Some(&a.flavor as *const c_int as usize),
+                    k if k == MPI_WIN_MODEL => Some(&a.model as *const c_int as usize),
+                    _ => None,
+                })
+            })?;
+            out(f, "flag", flag, value.is_some() as c_int)?;
+            match value {
+                Some(v) => out(f, "attribute_val", attribute_val as *mut usize, v),
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler(win_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut usize) -> c_int {
+        let f = "MPI_Win_create_errhandler";
+        error::call(Scope::Process, || {
+            let func = win_errhandler_fn.ok_or_else(|| {
+                MpiError::arg(ErrorClass::Arg, f, "win_errhandler_fn", "NULL", "a function is required")
+            })?;
+            out(f, "errhandler", errhandler, error::create_handler(func))
+        })
+    }
+
+    fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(win: usize, errhandler: usize) -> c_int {
+        let f = "MPI_Win_set_errhandler";
+        call(win, || {
+            error::check_handler(f, errhandler)?;
+            with_entry(f, win, |e| {
+                e.errhandler = errhandler;
+                Ok(())
+            })
+        })
+    }
+
+    fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(win: usize, errhandler: *mut usize) -> c_int {
+        let f = "MPI_Win_get_errhandler";
+        call(win, || {
+            let h = with_entry(f, win, |e| Ok(e.errhandler))?;
+            out(f, "errhandler", errhandler, h)
+        })
+    }
+
+    fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler(win: usize, errorcode: c_int) -> c_int {
+        let f = "MPI_Win_call_errhandler";
+        let h = match with_entry(f, win, |e| Ok(e.errhandler)) {
+            Ok(h) => h,
+            Err(e) => return error::raise(Scope::Process, e),
+        };
+        let e = MpiError::new(ErrorClass::Other, format!("{f}: error code {errorcode} raised by the application"));
+        error::invoke(h, win, &e, errorcode);
+        MPI_SUCCESS
+    }
+}

@@ -1,0 +1,322 @@
+//! One-sided data movement (`MPI_Put`, `MPI_Get`, the accumulates, their `MPI_R*` and
+//! `_c` forms) and synchronisation (fence, locks, flushes, post-start-complete-wait).
+
+use crate::consts::*;
+use crate::p2p::{buffer, request_handle};
+use crate::util::{count, out};
+use crate::win::{call, resolve};
+use crate::{group, op, types};
+use crossmpi_core::error::MpiResult;
+use crossmpi_core::rma::{self, wire::Kind, Access};
+use crossmpi_datatype::op::Op;
+use std::os::raw::{c_int, c_void};
+
+/// The arguments every data-moving call shares.
+struct Call {
+    f: &'static str,
+    win: usize,
+    kind: Kind,
+    origin: Option<(*const c_void, i64, usize)>,
+    compare: *const c_void,
+    result: Option<(*mut c_void, i64, usize)>,
+    target: c_int,
+    disp: isize,
+    target_count: i64,
+    target_type: usize,
+    op: usize,
+    request: *mut usize,
+}
+
+fn run(c: Call) -> c_int {
+    let f = c.f;
+    call(c.win, || {
+        let win = resolve(f, c.win)?;
+        let op = match c.kind {
+            Kind::Accumulate | Kind::GetAccumulate => {
+                rma::accumulate_op(f, &op::resolve(f, c.op)?)?
+            }
+            _ => Op::Replace,
+        };
+        let origin = match c.origin {
+            Some((p, n, t)) if op != Op::NoOp => Some(buffer(f, p, n, t)?),
+            _ => None,
+        };
+        let compare = match (c.kind, c.origin) {
+            (Kind::CompareAndSwap, Some((_, n, t))) => Some(buffer(f, c.compare, n, t)?),
+            _ => None,
+        };
+        let result = c.result.map(|(p, n, t)| buffer(f, p, n, t)).transpose()?;
+        let a = Access {
+            kind: c.kind,
+            origin,
+            compare,
+            result,
+            target: c.target,
+            disp: c.disp as i64,
+            target_count: count(f, "target_count", c.target_count)?,
+            target_type: types::committed(f, "target_datatype", c.target_type)?,
+            op,
+        };
+        let req = rma::start(f, win, a, !c.request.is_null())?;
+        match req {
+            Some(r) => out(f, "request", c.request, request_handle(r)),
+            None => Ok(()),
+        }
+    })
+}
+
+fn put(
+    f: &'static str,
+    o: *const c_void,
+    on: i64,
+    ot: usize,
+    target: c_int,
+    disp: isize,
+    tn: i64,
+    tt: usize,
+    win: usize,
+    request: *mut usize,
+) -> c_int {
+    run(Call {
+        f,
+        win,
+        kind: Kind::Put,
+        origin: Some((o, on, ot)),
+        compare: std::ptr::null(),
+        result: None,
+        target,
+        disp,
+        target_count: tn,
+        target_type: tt,
+        op: MPI_REPLACE,
+        request,
+    })
+}
+
+fn get(
+    f: &'static str,
+    o: *mut c_void,
+    on: i64,
+    ot: usize,
+    target: c_int,
+    disp: isize,
+    tn: i64,
+    tt: usize,
+    win: usize,
+    request: *mut usize,
+) -> c_int {
+    run(Call {
+        f,
+        win,
+        kind: Kind::Get,
+        origin: None,
+        compare: std::ptr::null(),
+        result: Some((o, on, ot)),
+        target,
+        disp,
+        target_count: tn,
+        target_type: tt,
+        op: MPI_REPLACE,
+        request,
+    })
+}
+
+fn accumulate(
+    f: &'static str,
+    o: *const c_void,
+    on: i64,
+    ot: usize,
+    target: c_int,
+    disp: isize,
+    tn: i64,
+    tt: usize,
+    op: usize,
+    win: usize,
+    request: *mut usize,
+) -> c_int {
+    run(Call {
+        f,
+        win,
+        kind: Kind::Accumulate,
+        origin: Some((o, on, ot)),
+        compare: std::ptr::null(),
+        result: None,
+        target,
+        disp,
+        target_count: tn,
+        target_type: tt,
+        op,
+        request,
+    })
+}
+
+fn get_accumulate(
+    f: &'static str,
+    o: *const c_void,
+    on: i64,
+    ot: usize,
+    r: *mut c_void,
+    rn: i64,
+    rt: usize,
+    target: c_int,
+    disp: isize,
+    tn: i64,
+    tt: usize,
+    op: usize,
+    win: usize,
+    request: *mut usize,
+) -> c_int {
+    run(Call {
+        f,
+        win,
+        kind: Kind::GetAccumulate,
+        origin: Some((o, on, ot)),
+        compare: std::ptr::null(),
+        result: Some((r, rn, rt)),
+        target,
+        disp,
+        target_count: tn,
+        target_type: tt,
+        op,
+        request,
+    })
+}
+
+fn sync(f: &'static str, win: usize, body: impl FnOnce(rma::WinId) -> MpiResult<()>) -> c_int {
+    call(win, || body(resolve(f, win)?))
+}
+
+const NO_REQUEST: *mut usize = std::ptr::null_mut();
+
+export! {
+    fn MPI_Put / PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize) -> c_int {
+        put("MPI_Put", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, NO_REQUEST)
+    }
+    fn MPI_Put_c / PMPI_Put_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize) -> c_int {
+        put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, NO_REQUEST)
+    }
+    fn MPI_Rput / PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
+        put("MPI_Rput", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, request)
+    }
+    fn MPI_Rput_c / PMPI_Rput_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
+        put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
+    }
+    fn MPI_Get / PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize) -> c_int {
+        get("MPI_Get", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, NO_REQUEST)
+    }
+    fn MPI_Get_c / PMPI_Get_c(origin_addr: *mut c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize) -> c_int {
+        get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, NO_REQUEST)
+    }
+    fn MPI_Rget / PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
+        get("MPI_Rget", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, request)
+    }
+    fn MPI_Rget_c / PMPI_Rget_c(origin_addr: *mut c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
+        get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
+    }
+    fn MPI_Accumulate / PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize) -> c_int {
+        accumulate("MPI_Accumulate", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, NO_REQUEST)
+    }
+    fn MPI_Accumulate_c / PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize) -> c_int {
+        accumulate("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NO_REQUEST)
+    }
+    fn MPI_Raccumulate / PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
+        accumulate("MPI_Raccumulate", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, request)
+    }
+    fn MPI_Raccumulate_c / PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
+        accumulate("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
+    }
+    fn MPI_Get_accumulate / PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, result_addr: *mut c_void, result_count: c_int, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize) -> c_int {
+        get_accumulate("MPI_Get_accumulate", origin_addr, origin_count as i64, origin_datatype, result_addr, result_count as i64, result_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, NO_REQUEST)
+    }
+    fn MPI_Get_accumulate_c / PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, result_addr: *mut c_void, result_count: i64, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize) -> c_int {
+        get_accumulate("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NO_REQUEST)
+    }
+    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, result_addr: *mut c_void, result_count: c_int, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
+        get_accumulate("MPI_Rget_accumulate", origin_addr, origin_count as i64, origin_datatype, result_addr, result_count as i64, result_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, request)
+    }
+    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, result_addr: *mut c_void, result_count: i64, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
+        get_accumulate("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
+    }
+    fn MPI_Fetch_and_op / PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: usize, target_rank: c_int, target_disp: isize, op: usize, win: usize) -> c_int {
+        get_accumulate("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op, win, NO_REQUEST)
+    }
+    fn MPI_Compare_and_swap / PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: usize, target_rank: c_int, target_disp: isize, win: usize) -> c_int {
+        run(Call { f: "MPI_Compare_and_swap", win, kind: Kind::CompareAndSwap, origin: Some((origin_addr, 1, datatype)), compare: compare_addr,
+            result: Some((result_addr, 1, datatype)), target: target_rank, disp: target_disp, target_count: 1, target_type: datatype, op: MPI_REPLACE, request: NO_REQUEST })
+    }
+
+    fn MPI_Win_fence / PMPI_Win_fence(assert: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_fence";
+        sync(f, win, |w| rma::fence(f, w, assert))
+    }
+    fn MPI_Win_lock / PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_lock";
+        let _ = assert;
+        sync(f, win, |w| rma::lock(f, w, lock_type, rank))
+    }
+    fn MPI_Win_unlock / PMPI_Win_unlock(rank: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_unlock";
+        sync(f, win, |w| rma::unlock(f, w, rank))
+    }
+    fn MPI_Win_lock_all / PMPI_Win_lock_all(assert: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_lock_all";
+        let _ = assert;
+        sync(f, win, |w| rma::lock_all(f, w))
+    }
+    fn MPI_Win_unlock_all / PMPI_Win_unlock_all(win: usize) -> c_int {
+        let f = "MPI_Win_unlock_all";
+        sync(f, win, |w| rma::unlock_all(f, w))
+    }
+    fn MPI_Win_flush / PMPI_Win_flush(rank: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_flush";
+        sync(f, win, |w| rma::flush(f, w, Some(rank)))
+    }
+    fn MPI_Win_flush_all / PMPI_Win_flush_all(win: usize) -> c_int {
+        let f = "MPI_Win_flush_all";
+        sync(f, win, |w| rma::flush(f, w, None))
+    }
+    // Local completion is remote completion here: an operation's reply is its only
+    // completion event, so the local flushes wait for the same thing.
+    fn MPI_Win_flush_local / PMPI_Win_flush_local(rank: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_flush_local";
+        sync(f, win, |w| rma::flush(f, w, Some(rank)))
+    }
+    fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(win: usize) -> c_int {
+        let f = "MPI_Win_flush_local_all";
+        sync(f, win, |w| rma::flush(f, w, None))
+    }
+    // The unified memory model: public and private copies are the same memory, so
+    // there is nothing to synchronise beyond the fence the compiler gets from the call.
+    fn MPI_Win_sync / PMPI_Win_sync(win: usize) -> c_int {
+        let f = "MPI_Win_sync";
+        sync(f, win, |_| {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        })
+    }
+    fn MPI_Win_post / PMPI_Win_post(group: usize, assert: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_post";
+        let _ = assert;
+        sync(f, win, |w| rma::post(f, w, &*group::lookup(f, "group", group)?))
+    }
+    fn MPI_Win_start / PMPI_Win_start(group: usize, assert: c_int, win: usize) -> c_int {
+        let f = "MPI_Win_start";
+        let _ = assert;
+        sync(f, win, |w| rma::start_access(f, w, &*group::lookup(f, "group", group)?))
+    }
+    fn MPI_Win_complete / PMPI_Win_complete(win: usize) -> c_int {
+        let f = "MPI_Win_complete";
+        sync(f, win, |w| rma::complete(f, w))
+    }
+    fn MPI_Win_wait / PMPI_Win_wait(win: usize) -> c_int {
+        let f = "MPI_Win_wait";
+        sync(f, win, |w| rma::wait_exposure(f, w, true).map(|_| ()))
+    }
+    fn MPI_Win_test / PMPI_Win_test(win: usize, flag: *mut c_int) -> c_int {
+        let f = "MPI_Win_test";
+        sync(f, win, |w| {
+            let done = rma::wait_exposure(f, w, false)?;
+            out(f, "flag", flag, done as c_int)
+        })
+    }
+}

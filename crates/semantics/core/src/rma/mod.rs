@@ -1,0 +1,508 @@
+//! One-sided communication (MPI windows) as active messages over the point-to-point
+//! protocols: a window is a private duplicate of its communicator plus every member's
+//! (base, size, displacement unit). Each operation is one request message to the target
+//! ([`wire`]), answered by one reply (the data of a get, or an empty acknowledgement once
+//! a put or accumulate is applied) for which the origin posted a receive beforehand, so
+//! an operation is complete exactly when its reply has arrived. The target applies
+//! requests from the progress engine ([`progress`], called by `Runtime::progress`), so
+//! passive-target operations advance whenever the target is inside any MPI call.
+//! docs/rma.md describes the design and its limits.
+
+mod shared;
+mod sync;
+mod target;
+pub mod wire;
+
+use crate::comm::{CommId, Group};
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::reduce::ReduceOp;
+use crate::request::{ReqId, ReqKind, Request, SendMode, PROC_NULL};
+use crate::runtime::{self, Runtime};
+use crate::slab::{Id, Slab};
+use crate::userbuf::{self, UserBuf};
+use crossmpi_datatype::op::Op;
+use crossmpi_datatype::Datatype;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use wire::{Head, Kind};
+
+pub use shared::{allocate_shared, shared_query};
+pub use sync::*;
+
+pub type WinId = Id;
+
+/// Tags on a window's private context: requests to the target, the synchronisation
+/// messages of post-start-complete-wait, and from `FIRST_REPLY` the replies, each
+/// operation its own.
+const TAG_REQ: i32 = 0;
+const TAG_POST: i32 = 1;
+const TAG_COMPLETE: i32 = 2;
+const FIRST_REPLY: i32 = 16;
+
+/// How a window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    Create,
+    Allocate,
+    Dynamic,
+    Shared,
+}
+
+/// This process's window memory as its target sees it.
+pub(crate) enum Memory {
+    Fixed {
+        base: usize,
+        size: usize,
+    },
+    /// Attached regions (address, size); targets address them absolutely.
+    Dynamic {
+        regions: Vec<(usize, usize)>,
+    },
+}
+
+/// A member's window as origins see it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Remote {
+    pub base: u64,
+    pub size: u64,
+    pub disp_unit: u64,
+}
+
+/// An operation started here whose reply (or request send) has not finished.
+struct Pending {
+    target: i32,
+    send: ReqId,
+    reply: Option<ReqId>,
+    _msg: Vec<u8>,
+    /// The request of an `MPI_R*` call, completed with the operation.
+    user: Option<ReqId>,
+}
+
+pub struct Window {
+    pub comm: CommId,
+    context: u64,
+    pub rank: usize,
+    pub group: Arc<Group>,
+    pub flavor: Flavor,
+    pub remote: Vec<Remote>,
+    memory: Memory,
+    pending: Vec<Pending>,
+    next_reply: i32,
+    incoming: VecDeque<target::Incoming>,
+    replies: Vec<(ReqId, Vec<u8>)>,
+    lock: target::LockState,
+    epoch: sync::Epoch,
+    /// The node-wide segment of a shared window.
+    shared: Option<shared::Segment>,
+}
+
+static WINDOWS: Mutex<Slab<Window>> = Mutex::new(Slab::new_const());
+
+/// The window registry. Taken only while the runtime lock is held (inside
+/// `runtime::with`/`wait_for`), never the other way round.
+fn windows() -> MutexGuard<'static, Slab<Window>> {
+    WINDOWS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn bad_window(function: &str, win: WinId) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Win,
+        function,
+        "win",
+        win.index,
+        "freed or never created",
+    )
+}
+
+/// Runs `f` on a window (runtime lock held).
+fn with_win<R>(
+    function: &str,
+    win: WinId,
+    f: impl FnOnce(&mut Runtime, &mut Window) -> MpiResult<R>,
+) -> MpiResult<R> {
+    runtime::with(function, |rt| {
+        let mut all = windows();
+        let w = all.get_mut(win).ok_or_else(|| bad_window(function, win))?;
+        f(rt, w)
+    })
+}
+
+/// The window a slot index names (for the ABI's handles).
+pub fn by_index(index: u32) -> Option<WinId> {
+    windows().by_index(index).map(|(id, _)| id)
+}
+
+/// What the ABI reports about a window: (flavor, this rank's memory, group).
+pub fn describe(function: &str, win: WinId) -> MpiResult<(Flavor, Remote, Arc<Group>, CommId)> {
+    with_win(function, win, |_, w| {
+        Ok((w.flavor, w.remote[w.rank], w.group.clone(), w.comm))
+    })
+}
+
+/// Serves every window's incoming requests; called by `Runtime::progress`.
+pub fn progress(rt: &mut Runtime) -> bool {
+    let mut all = windows();
+    let mut any = false;
+    let ids: Vec<WinId> = all.iter().map(|(id, _)| id).collect();
+    for id in ids {
+        if let Some(w) = all.get_mut(id) {
+            any |= target::service(rt, w);
+            any |= reap(rt, w);
+        }
+    }
+    any
+}
+
+/// Releases finished operations; true if any finished.
+fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
+    let before = w.pending.len();
+    w.pending.retain(|p| {
+        let done = rt.st.is_done(p.send) && p.reply.is_none_or(|r| rt.st.is_done(r));
+        if done {
+            rt.st.requests.remove(p.send);
+            if let Some(r) = p.reply {
+                rt.st.requests.remove(r);
+            }
+            if let Some(r) = p.user.and_then(|u| rt.st.requests.get_mut(u)) {
+                r.complete = true;
+            }
+        }
+        !done
+    });
+    w.pending.len() != before
+}
+
+fn check_disp_unit(function: &str, disp_unit: i64) -> MpiResult<u64> {
+    u64::try_from(disp_unit)
+        .ok()
+        .filter(|&u| u > 0)
+        .ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Disp,
+                function,
+                "disp_unit",
+                disp_unit,
+                "must be positive",
+            )
+        })
+}
+
+/// Collective: makes a window over `size` bytes at `base` on every member of `comm`.
+pub fn create(
+    function: &str,
+    comm: CommId,
+    base: usize,
+    size: u64,
+    disp_unit: i64,
+    flavor: Flavor,
+) -> MpiResult<WinId> {
+    let disp_unit = check_disp_unit(function, disp_unit)?;
+    let memory = match flavor {
+        Flavor::Dynamic => Memory::Dynamic {
+            regions: Vec::new(),
+        },
+        _ => Memory::Fixed {
+            base,
+            size: size as usize,
+        },
+    };
+    install(
+        function,
+        comm,
+        Remote {
+            base: base as u64,
+            size,
+            disp_unit,
+        },
+        memory,
+        flavor,
+    )
+}
+
+fn install(
+    function: &str,
+    comm: CommId,
+    mine: Remote,
+    memory: Memory,
+    flavor: Flavor,
+) -> MpiResult<WinId> {
+    let inter = runtime::with(function, |rt| Ok(rt.comm(function, comm)?.is_inter()))?;
+    if inter {
+        return Err(MpiError::arg(
+            ErrorClass::Comm,
+            function,
+            "comm",
+            comm.index,
+            "windows need an intracommunicator",
+        ));
+    }
+    let private = crate::comm_ops::dup(function, comm)?;
+    let mut bytes = Vec::with_capacity(24);
+    for v in [mine.base, mine.size, mine.disp_unit] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let all = crate::coll::allgather_bytes(function, private, &bytes)?;
+    let word = |b: &[u8], i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+    let remote = all
+        .chunks_exact(24)
+        .map(|b| Remote {
+            base: word(b, 0),
+            size: word(b, 1),
+            disp_unit: word(b, 2),
+        })
+        .collect();
+    runtime::with(function, |rt| {
+        let c = rt.comm(function, private)?;
+        let w = Window {
+            comm: private,
+            context: c.context,
+            rank: c.rank,
+            group: c.group.clone(),
+            flavor,
+            remote,
+            memory,
+            pending: Vec::new(),
+            next_reply: FIRST_REPLY,
+            incoming: VecDeque::new(),
+            replies: Vec::new(),
+            lock: Default::default(),
+            epoch: Default::default(),
+            shared: None,
+        };
+        Ok(windows().insert(w))
+    })
+}
+
+/// Collective: completes everything, then releases the window.
+pub fn free(function: &str, win: WinId) -> MpiResult<()> {
+    flush(function, win, None)?;
+    let comm = with_win(function, win, |_, w| Ok(w.comm))?;
+    crate::coll::barrier(function, comm)?;
+    // Replies to the last requests of others may still be leaving.
+    runtime::wait_for(function, |rt| {
+        let mut all = windows();
+        let w = all.get_mut(win)?;
+        target::service(rt, w);
+        w.replies.is_empty().then_some(())
+    })?;
+    runtime::with(function, |_| {
+        windows().remove(win);
+        Ok(())
+    })?;
+    crate::comm_ops::free(function, comm)
+}
+
+/// `MPI_Win_attach`/`MPI_Win_detach` on a dynamic window.
+pub fn attach(function: &str, win: WinId, base: usize, size: usize, attach: bool) -> MpiResult<()> {
+    with_win(function, win, |_, w| {
+        let Memory::Dynamic { regions } = &mut w.memory else {
+            return Err(MpiError::arg(
+                ErrorClass::Win,
+                function,
+                "win",
+                win.index,
+                "memory is attached only to windows made by MPI_Win_create_dynamic",
+            ));
+        };
+        if attach {
+            regions.push((base, size));
+            return Ok(());
+        }
+        let i = regions.iter().position(|r| r.0 == base).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                function,
+                "base",
+                format!("{base:#x}"),
+                "no memory is attached at this address",
+            )
+        })?;
+        regions.remove(i);
+        Ok(())
+    })
+}
+
+/// One one-sided operation as the origin describes it.
+pub struct Access {
+    pub kind: Kind,
+    /// Origin data (put, accumulates, the new value of compare-and-swap).
+    pub origin: Option<UserBuf>,
+    /// The value compare-and-swap compares with.
+    pub compare: Option<UserBuf>,
+    /// Where fetched data goes (get, get-accumulate, fetch-and-op, compare-and-swap).
+    pub result: Option<UserBuf>,
+    pub target: i32,
+    pub disp: i64,
+    pub target_count: u64,
+    pub target_type: Datatype,
+    pub op: Op,
+}
+
+/// Checks an accumulate's operator: predefined only (the standard's rule for one-sided).
+pub fn accumulate_op(function: &str, op: &ReduceOp) -> MpiResult<Op> {
+    match op {
+        ReduceOp::Builtin(o) => Ok(*o),
+        _ => Err(MpiError::arg(
+            ErrorClass::Op,
+            function,
+            "op",
+            "user-defined",
+            "one-sided accumulates take predefined operators only",
+        )),
+    }
+}
+
+/// Starts an operation; with `request` it also returns a request completed with it.
+pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<Option<ReqId>> {
+    with_win(function, win, |rt, w| {
+        let user = request.then(|| rt.st.requests.insert(Request::new(ReqKind::Coll)));
+        if a.target == PROC_NULL {
+            if let Some(u) = user {
+                rt.st.requests.get_mut(u).expect("just inserted").complete = true;
+            }
+            return Ok(user);
+        }
+        let head = describe_access(function, w, &a)?;
+        let mut msg = head.encode().to_vec();
+        let data = if head.kind == Kind::Get {
+            [&None, &None]
+        } else {
+            [&a.origin, &a.compare]
+        };
+        for b in data.into_iter().flatten() {
+            let at = msg.len();
+            msg.resize(at + b.bytes() as usize, 0);
+            b.pack_into(0, &mut msg[at..]);
+        }
+        let reply = match a.result {
+            Some(r) => r,
+            None => userbuf::bytes(0, 0),
+        };
+        let reply = Some(rt.irecv(function, w.comm, reply, a.target, head.reply_tag)?);
+        let send = send_request(rt, w, function, a.target, &msg)?;
+        w.pending.push(Pending {
+            target: a.target,
+            send,
+            reply,
+            _msg: msg,
+            user,
+        });
+        Ok(user)
+    })
+}
+
+fn send_request(
+    rt: &mut Runtime,
+    w: &Window,
+    function: &str,
+    target: i32,
+    msg: &[u8],
+) -> MpiResult<ReqId> {
+    let buf = userbuf::bytes(msg.as_ptr() as usize, msg.len());
+    rt.isend(function, w.comm, buf, target, TAG_REQ, SendMode::Standard)
+}
+
+fn next_reply_tag(w: &mut Window) -> i32 {
+    let tag = w.next_reply;
+    w.next_reply = if tag >= (1 << 30) {
+        FIRST_REPLY
+    } else {
+        tag + 1
+    };
+    tag
+}
+
+/// Checks an access against the target's window and builds its head.
+fn describe_access(function: &str, w: &mut Window, a: &Access) -> MpiResult<Head> {
+    let n = w.remote.len();
+    let target = usize::try_from(a.target)
+        .ok()
+        .filter(|&t| t < n)
+        .ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Rank,
+                function,
+                "target_rank",
+                a.target,
+                format!(
+                    "window group size {n}; valid ranks are 0..{} or MPI_PROC_NULL",
+                    n as i64 - 1
+                ),
+            )
+        })?;
+    let t = &a.target_type;
+    if a.target_count > 0 && t.size() > 0 && !t.is_contiguous() {
+        return Err(MpiError::arg(
+            ErrorClass::Type,
+            function,
+            "target_datatype",
+            "derived",
+            "target datatypes must be contiguous in this version (origin datatypes may be any)",
+        ));
+    }
+    let len = t.size() * a.target_count;
+    for (arg, b) in [("origin_count", &a.origin), ("result_count", &a.result)] {
+        if let Some(b) = b {
+            if a.kind != Kind::CompareAndSwap && b.bytes() != len && a.op != Op::NoOp {
+                return Err(MpiError::arg(
+                    ErrorClass::Size,
+                    function,
+                    arg,
+                    b.bytes(),
+                    format!("the target side covers {len} bytes; the type signatures must match"),
+                ));
+            }
+        }
+    }
+    let r = w.remote[target];
+    let (offset, limit) = if w.flavor == Flavor::Dynamic {
+        (a.disp as i128 + t.true_lb() as i128, u64::MAX as i128)
+    } else {
+        (
+            a.disp as i128 * r.disp_unit as i128 + t.true_lb() as i128,
+            r.size as i128,
+        )
+    };
+    if offset < 0 || offset + len as i128 > limit {
+        return Err(MpiError::arg(
+            ErrorClass::RmaRange,
+            function,
+            "target_disp",
+            a.disp,
+            format!(
+                "bytes [{offset}, {}) lie outside rank {target}'s window of {} bytes",
+                offset + len as i128,
+                r.size
+            ),
+        ));
+    }
+    let basic = match a.kind {
+        Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap => {
+            Some(t.uniform_basic().ok_or_else(|| {
+                MpiError::arg(
+                    ErrorClass::Type,
+                    function,
+                    "target_datatype",
+                    "derived",
+                    "accumulates need a datatype made of one predefined type",
+                )
+            })?)
+        }
+        _ => None,
+    };
+    // No-op get-accumulates fetch only; the origin sends no data for them.
+    let kind = if a.kind == Kind::GetAccumulate && a.op == Op::NoOp {
+        Kind::Get
+    } else {
+        a.kind
+    };
+    Ok(Head {
+        kind,
+        op: a.op,
+        basic,
+        exclusive: false,
+        reply_tag: next_reply_tag(w),
+        offset: offset as u64,
+        len,
+    })
+}

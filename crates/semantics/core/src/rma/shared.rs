@@ -1,0 +1,231 @@
+//! `MPI_Win_allocate_shared`: one segment per node, mapped by every member, each
+//! member's part following the previous one's (rounded to a cache line), so loads and
+//! stores reach the other members' memory directly. One-sided calls on such a window
+//! still go through the target like any other (the target copies with memcpy).
+
+use super::{install, windows, Flavor, Memory, Remote, WinId};
+use crate::comm::CommId;
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::runtime;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Alignment of every member's part (a cache line, so members never share one).
+const PART_ALIGN: u64 = 64;
+
+/// The mapped node segment of a shared window.
+pub(super) struct Segment {
+    addr: usize,
+    len: usize,
+    /// Byte offset of every member's part.
+    offsets: Vec<u64>,
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: addr/len are exactly the mapping `map` created, unmapped only here.
+        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Every member's part: offsets of `sizes` laid out one after another, and the total.
+fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
+    let mut at = 0u64;
+    let offsets = sizes
+        .iter()
+        .map(|&s| {
+            let o = at;
+            at = at.saturating_add(s.div_ceil(PART_ALIGN) * PART_ALIGN);
+            o
+        })
+        .collect();
+    (offsets, at)
+}
+
+fn os_error(function: &str, what: &str) -> MpiError {
+    MpiError::context(
+        ErrorClass::RmaShared,
+        function,
+        format!("{what}: {}", std::io::Error::last_os_error()),
+    )
+}
+
+/// Opens (rank 0 creates) the named segment and maps `len` bytes of it.
+fn map(function: &str, name: &CString, len: usize, create: bool) -> MpiResult<usize> {
+    let flags = if create {
+        libc::O_CREAT | libc::O_EXCL | libc::O_RDWR
+    } else {
+        libc::O_RDWR
+    };
+    // SAFETY: a NUL-terminated name; the descriptor is closed below on every path.
+    let fd = unsafe { libc::shm_open(name.as_ptr(), flags, 0o600) };
+    if fd < 0 {
+        return Err(os_error(function, "shm_open of the window segment"));
+    }
+    // SAFETY: fd is the descriptor opened above; the mapping is shared, read-write, of
+    // the segment's size (set by its creator before the others open it).
+    let addr = unsafe {
+        if create && libc::ftruncate(fd, len as libc::off_t) != 0 {
+            libc::close(fd);
+            return Err(os_error(function, "sizing the window segment"));
+        }
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        libc::close(fd);
+        p
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(os_error(function, "mapping the window segment"));
+    }
+    Ok(addr as usize)
+}
+
+/// Collective over `comm`, whose members must share a node. Returns the window and this
+/// member's base address.
+pub fn allocate_shared(
+    function: &str,
+    comm: CommId,
+    size: u64,
+    disp_unit: i64,
+) -> MpiResult<(WinId, usize)> {
+    let disp_unit = super::check_disp_unit(function, disp_unit)?;
+    let (rank, one_node) = runtime::with(function, |rt| {
+        let c = rt.comm(function, comm)?;
+        let node = |w: u32| rt.node_of[w as usize];
+        let first = node(c.group.world_rank(0));
+        Ok((c.rank, c.group.members.iter().all(|&w| node(w) == first)))
+    })?;
+    if !one_node {
+        return Err(MpiError::arg(
+            ErrorClass::RmaShared,
+            function,
+            "comm",
+            comm.index,
+            "its members run on several nodes; split it with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first",
+        ));
+    }
+    let all = crate::coll::allgather_bytes(function, comm, &size.to_le_bytes())?;
+    let sizes: Vec<u64> = all
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let (offsets, total) = layout(&sizes);
+    let len = total.max(1) as usize;
+    static SERIAL: AtomicU32 = AtomicU32::new(0);
+    let mut name = [0u8; 64];
+    if rank == 0 {
+        let s = format!(
+            "/crossmpi-win-{}-{}",
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        );
+        name[..s.len()].copy_from_slice(s.as_bytes());
+    }
+    let creator = if rank == 0 {
+        let n = CString::new(name.split(|&b| b == 0).next().unwrap_or(&[])).expect("no NUL");
+        Some(map(function, &n, len, true))
+    } else {
+        None
+    };
+    // Everyone learns the name (empty if the creator failed, so all fail together).
+    if matches!(creator, Some(Err(_))) {
+        name = [0u8; 64];
+    }
+    crate::coll::bcast_bytes(function, comm, 0, &mut name)?;
+    let n = CString::new(name.split(|&b| b == 0).next().unwrap_or(&[])).expect("no NUL");
+    let mapped = match creator {
+        Some(r) => r,
+        None if n.as_bytes().is_empty() => Err(MpiError::context(
+            ErrorClass::RmaShared,
+            function,
+            "rank 0 could not create the window segment",
+        )),
+        None => map(function, &n, len, false),
+    };
+    crate::coll::barrier(function, comm)?;
+    if rank == 0 && !n.as_bytes().is_empty() {
+        // SAFETY: a NUL-terminated name; every member has mapped the segment by now.
+        unsafe { libc::shm_unlink(n.as_ptr()) };
+    }
+    let addr = mapped?;
+    let segment = Segment {
+        addr,
+        len,
+        offsets: offsets.clone(),
+    };
+    let base = addr + offsets[rank] as usize;
+    let memory = Memory::Fixed {
+        base,
+        size: size as usize,
+    };
+    let mine = Remote {
+        base: base as u64,
+        size,
+        disp_unit,
+    };
+    let win = install(function, comm, mine, memory, Flavor::Shared)?;
+    runtime::with(function, |_| {
+        if let Some(w) = windows().get_mut(win) {
+            w.shared = Some(segment);
+        }
+        Ok(())
+    })?;
+    Ok((win, base))
+}
+
+/// `MPI_Win_shared_query`: (size, disp_unit, base address in this process) of `rank`'s
+/// part; `MPI_PROC_NULL` gives the first member with a non-empty part.
+pub fn shared_query(function: &str, win: WinId, rank: i32) -> MpiResult<(u64, u64, usize)> {
+    super::with_win(function, win, |_, w| {
+        let Some(seg) = w.shared.as_ref() else {
+            return Err(MpiError::arg(
+                ErrorClass::RmaFlavor,
+                function,
+                "win",
+                win.index,
+                "only windows of MPI_Win_allocate_shared have shared memory",
+            ));
+        };
+        let n = w.remote.len();
+        let r = if rank == crate::request::PROC_NULL {
+            (0..n).find(|&r| w.remote[r].size > 0).unwrap_or(0)
+        } else {
+            usize::try_from(rank)
+                .ok()
+                .filter(|&r| r < n)
+                .ok_or_else(|| {
+                    MpiError::arg(
+                        ErrorClass::Rank,
+                        function,
+                        "rank",
+                        rank,
+                        format!("window group size {n}"),
+                    )
+                })?
+        };
+        let remote = w.remote[r];
+        Ok((
+            remote.size,
+            remote.disp_unit,
+            seg.addr + seg.offsets[r] as usize,
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_follow_each_other_on_cache_lines() {
+        let (offsets, total) = layout(&[10, 0, 64, 65]);
+        assert_eq!(offsets, vec![0, 64, 64, 128]);
+        assert_eq!(total, 256);
+    }
+}

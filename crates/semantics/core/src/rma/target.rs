@@ -1,0 +1,216 @@
+//! The target side: requests arriving on a window's private context are taken from the
+//! unexpected queue by the progress engine, received whole, and applied in arrival order
+//! (so accumulates to one element are atomic and ordered, as MPI requires). Lock requests
+//! wait in a queue until they can be granted.
+
+use super::wire::{Head, Kind};
+use super::{Memory, Window, TAG_REQ};
+use crate::request::{SendMode, ANY_SOURCE};
+use crate::runtime::Runtime;
+use crate::userbuf;
+use crossmpi_datatype::op;
+use std::collections::VecDeque;
+
+/// A request being received.
+pub(super) struct Incoming {
+    req: crate::request::ReqId,
+    source: i32,
+    msg: Vec<u8>,
+}
+
+/// The window's lock as its target keeps it.
+#[derive(Default)]
+pub(super) struct LockState {
+    exclusive: bool,
+    shared: u32,
+    /// (origin, exclusive, reply tag) of requests not yet granted, in arrival order.
+    waiting: VecDeque<(i32, bool, i32)>,
+}
+
+impl LockState {
+    fn grantable(&self, exclusive: bool) -> bool {
+        !self.exclusive && (!exclusive || self.shared == 0)
+    }
+}
+
+/// Takes new requests, applies those fully received, reaps finished replies.
+pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
+    let mut any = false;
+    while let Some(u) = rt
+        .st
+        .matching
+        .take_unexpected(w.context, ANY_SOURCE, TAG_REQ)
+    {
+        // The length was bounded by the sender's own window description, and a peer
+        // of this job is trusted as far as sizes go (as for any received message).
+        let msg = vec![0u8; u.len as usize];
+        let source = u.source;
+        let req = rt.receive_message(userbuf::bytes(msg.as_ptr() as usize, msg.len()), u);
+        w.incoming.push_back(Incoming { req, source, msg });
+        any = true;
+    }
+    while w.incoming.front().is_some_and(|i| rt.st.is_done(i.req)) {
+        let i = w.incoming.pop_front().expect("front checked");
+        rt.st.requests.remove(i.req);
+        apply(rt, w, i.source, &i.msg);
+        any = true;
+    }
+    w.replies.retain(|(req, _)| {
+        let done = rt.st.is_done(*req);
+        if done {
+            rt.st.requests.remove(*req);
+        }
+        !done
+    });
+    any
+}
+
+fn reply(rt: &mut Runtime, w: &mut Window, to: i32, tag: i32, data: Vec<u8>) {
+    let buf = userbuf::bytes(data.as_ptr() as usize, data.len());
+    match rt.isend(
+        "MPI one-sided target",
+        w.comm,
+        buf,
+        to,
+        tag,
+        SendMode::Standard,
+    ) {
+        Ok(req) => w.replies.push((req, data)),
+        Err(e) => eprintln!("crossmpi: one-sided reply to rank {to} failed: {e:?}"),
+    }
+}
+
+/// The window memory [offset, offset + len) names, if it lies inside the window.
+fn locate(mem: &Memory, offset: u64, len: u64) -> Option<usize> {
+    match mem {
+        Memory::Fixed { base, size } => {
+            (offset.checked_add(len)? <= *size as u64).then(|| base + offset as usize)
+        }
+        Memory::Dynamic { regions } => {
+            let end = offset.checked_add(len)?;
+            regions
+                .iter()
+                .any(|&(b, s)| offset >= b as u64 && end <= (b + s) as u64)
+                .then_some(offset as usize)
+        }
+    }
+}
+
+fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
+    let (head, data) = match Head::parse(msg) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("crossmpi: dropping a one-sided request from rank {source}: {why}");
+            return;
+        }
+    };
+    match head.kind {
+        Kind::Lock => {
+            w.lock
+                .waiting
+                .push_back((source, head.exclusive, head.reply_tag));
+            grant(rt, w);
+            return;
+        }
+        Kind::Unlock => {
+            if w.lock.exclusive {
+                w.lock.exclusive = false;
+            } else {
+                w.lock.shared = w.lock.shared.saturating_sub(1);
+            }
+            grant(rt, w);
+            return;
+        }
+        _ => {}
+    }
+    let len = head.len as usize;
+    let Some(addr) = locate(&w.memory, head.offset, head.len) else {
+        // The origin checks fixed windows itself; in a dynamic window only the target
+        // knows what is attached. The origin still gets its reply so it cannot hang.
+        eprintln!(
+            "crossmpi: one-sided {:?} from rank {source}: bytes [{}, +{len}) are outside the window memory; ignored",
+            head.kind, head.offset
+        );
+        let fill = if head.kind == Kind::Put || head.kind == Kind::Accumulate {
+            0
+        } else {
+            len
+        };
+        reply(rt, w, source, head.reply_tag, vec![0; fill]);
+        return;
+    };
+    let window_bytes = userbuf::bytes(addr, len);
+    let mem = window_bytes
+        .dense_mut(0, len)
+        .expect("a byte buffer is dense");
+    let old = match head.kind {
+        Kind::Get | Kind::GetAccumulate | Kind::CompareAndSwap => mem.to_vec(),
+        _ => Vec::new(),
+    };
+    match head.kind {
+        Kind::Put => mem.copy_from_slice(data),
+        Kind::Accumulate | Kind::GetAccumulate => {
+            let basic = head.basic.expect("checked by parse");
+            if let Err(e) = op::apply(head.op, basic, data, mem) {
+                eprintln!("crossmpi: one-sided accumulate from rank {source}: {e:?}");
+            }
+        }
+        Kind::CompareAndSwap => {
+            let (origin, compare) = data.split_at(len);
+            if mem == compare {
+                mem.copy_from_slice(origin);
+            }
+        }
+        Kind::Get | Kind::Lock | Kind::Unlock => {}
+    }
+    reply(rt, w, source, head.reply_tag, old);
+}
+
+/// Grants waiting lock requests in order while they can be granted.
+fn grant(rt: &mut Runtime, w: &mut Window) {
+    while let Some(&(origin, exclusive, tag)) = w.lock.waiting.front() {
+        if !w.lock.grantable(exclusive) {
+            break;
+        }
+        w.lock.waiting.pop_front();
+        if exclusive {
+            w.lock.exclusive = true;
+        } else {
+            w.lock.shared += 1;
+        }
+        reply(rt, w, origin, tag, Vec::new());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locks_exclude_writers_and_share_readers() {
+        let mut l = LockState::default();
+        assert!(l.grantable(true) && l.grantable(false));
+        l.shared = 2;
+        assert!(!l.grantable(true) && l.grantable(false));
+        l.shared = 0;
+        l.exclusive = true;
+        assert!(!l.grantable(true) && !l.grantable(false));
+    }
+
+    #[test]
+    fn accesses_must_lie_inside_the_window_memory() {
+        let fixed = Memory::Fixed {
+            base: 4096,
+            size: 100,
+        };
+        assert_eq!(locate(&fixed, 10, 90), Some(4106));
+        assert_eq!(locate(&fixed, 10, 91), None);
+        assert_eq!(locate(&fixed, u64::MAX, 2), None);
+        let dynamic = Memory::Dynamic {
+            regions: vec![(8192, 64), (100_000, 8)],
+        };
+        assert_eq!(locate(&dynamic, 8200, 8), Some(8200));
+        assert_eq!(locate(&dynamic, 100_004, 8), None);
+        assert_eq!(locate(&dynamic, 50, 1), None);
+    }
+}
