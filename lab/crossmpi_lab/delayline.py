@@ -21,9 +21,10 @@ def mode():
 
 
 def is_delay_line(path):
-    """True if `path` is a working crossmpi-tapdelay (not a stale or stub build)."""
+    """True if `path` is a working crossmpi-tapdelay (not a stub build, nor one from
+    before one process served several links with `--link`)."""
     p = subprocess.run([path, "--help"], capture_output=True, text=True)
-    return p.returncode == 0 and p.stdout.startswith("usage: crossmpi-tapdelay")
+    return p.returncode == 0 and p.stdout.startswith("usage: crossmpi-tapdelay") and "--link" in p.stdout
 
 
 def tapdelay_binary():
