@@ -13,8 +13,8 @@
 # (c) the C application kernels on 2+2 ranks in two clusters against 4 ranks in one, 0 ms.
 # Programs: bench/impi/wanbench.c (time-budgeted iterations: a fixed count would take
 # minutes per size at 10 ms) and tests/kernels/c. Prints a table with the issue's
-# targets as met / NOT met; raw and summary CSV, PNG plots and every run's log go to
-# build/bench/impi/.
+# targets as met / NOT met (kept in impi-report.txt); raw and summary CSV, PNG plots and
+# every run's log go to build/bench/impi/.
 #
 # | variable           | default                     | why                                        |
 # | BENCH_REPEAT       | 3                           | runs per cell; the table shows medians      |
@@ -56,4 +56,4 @@ done
 
 # Other work on the machine makes the figures noisy: say how busy it was.
 echo "load average (1, 5, 15 min) before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
-/usr/bin/python3 -B "$root/bench/impi/report.py" "$out/impi-raw.csv" "$out"
+/usr/bin/python3 -B "$root/bench/impi/report.py" "$out/impi-raw.csv" "$out" | tee "$out/impi-report.txt"
