@@ -16,7 +16,8 @@ use std::fs::File;
 /// When collective calls aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TwoPhase {
-    /// When the processes' byte ranges interleave.
+    /// When the processes' byte ranges interleave and either the pieces are small
+    /// (below `CROSSMPI_IO_PIECE` on average) or the processes span several nodes.
     Auto,
     Always,
     Never,
@@ -30,6 +31,8 @@ pub struct Config {
     /// Bytes an aggregator handles per round.
     pub buffer: u64,
     pub two_phase: TwoPhase,
+    /// Aggregation pays on one node only for pieces smaller than this (bytes).
+    pub piece: u64,
 }
 
 impl Config {
@@ -43,6 +46,9 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .filter(|&n: &u64| n >= 4096)
                 .unwrap_or(16 << 20),
+            piece: var("CROSSMPI_IO_PIECE")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(32 << 10),
             two_phase: match var("CROSSMPI_IO_TWO_PHASE").as_deref() {
                 Some("always") => TwoPhase::Always,
                 Some("never") => TwoPhase::Never,
@@ -107,8 +113,8 @@ fn u64s(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
         .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
 }
 
-/// Gathers every process's range; None when nobody accesses anything, else the plan and
-/// whether the ranges interleave.
+/// Gathers every process's range and piece statistics; None when nobody accesses
+/// anything, else the plan and whether aggregating pays (see `aggregate`).
 fn plan(
     function: &'static str,
     team: &dyn Team,
@@ -119,12 +125,17 @@ fn plan(
         (Some(f), Some(l)) => (f.0, l.0 + l.1),
         _ => (u64::MAX, 0),
     };
-    let mut mine = [0u8; 16];
-    mine[..8].copy_from_slice(&lo.to_le_bytes());
-    mine[8..].copy_from_slice(&hi.to_le_bytes());
+    let bytes: u64 = extents.iter().map(|e| e.1).sum();
+    let mut mine = Vec::with_capacity(32);
+    for v in [lo, hi, extents.len() as u64, bytes] {
+        mine.extend_from_slice(&v.to_le_bytes());
+    }
     let all: Vec<u64> = u64s(&team.allgather(function, &mine)?).collect();
+    let (pieces, total) = all
+        .chunks_exact(4)
+        .fold((0u64, 0u64), |acc, c| (acc.0 + c[2], acc.1 + c[3]));
     let mut ranges: Vec<(u64, u64)> = all
-        .chunks_exact(2)
+        .chunks_exact(4)
         .map(|c| (c[0], c[1]))
         .filter(|r| r.0 < r.1)
         .collect();
@@ -135,11 +146,19 @@ fn plan(
     let interleaved = ranges.windows(2).any(|w| w[1].0 < w[0].1);
     let lo = ranges[0].0;
     let hi = ranges.iter().map(|r| r.1).max().unwrap_or(lo);
-    let aggregators = choose_aggregators(&team.nodes(), cfg.aggregators);
+    let nodes = team.nodes();
+    let aggregators = choose_aggregators(&nodes, cfg.aggregators);
     let domain = (hi - lo)
         .div_ceil(aggregators.len() as u64)
         .next_multiple_of(ALIGN);
     let buffer = cfg.buffer.min(domain).max(1);
+    let small = total / pieces.max(1) < cfg.piece;
+    let several_nodes = nodes.iter().any(|&n| n != nodes[0]);
+    let aggregate = match cfg.two_phase {
+        TwoPhase::Always => true,
+        TwoPhase::Never => false,
+        TwoPhase::Auto => interleaved && (small || several_nodes),
+    };
     Ok(Some((
         Plan {
             aggregators,
@@ -149,7 +168,7 @@ fn plan(
             rounds: domain.div_ceil(buffer),
             buffer,
         },
-        interleaved,
+        aggregate,
     )))
 }
 
@@ -222,50 +241,107 @@ fn encode_list(list: &[Extent]) -> Vec<u8> {
     out
 }
 
-/// Per-member vectors of what this process sends and receives in one exchange step.
+/// Sends `send[i]` to member i and returns what each member sent us (`recv_lens[i]`
+/// bytes from member i).
 fn exchange(
     function: &'static str,
     team: &dyn Team,
-    send: &[Vec<u8>],
+    send: &[&[u8]],
     recv_lens: &[usize],
 ) -> IoResult<Vec<Vec<u8>>> {
     let mut recv: Vec<Vec<u8>> = recv_lens.iter().map(|&n| vec![0u8; n]).collect();
-    let s: Vec<&[u8]> = send.iter().map(|v| v.as_slice()).collect();
     let mut r: Vec<&mut [u8]> = recv.iter_mut().map(|v| v.as_mut_slice()).collect();
-    team.alltoallv(function, &s, &mut r)?;
+    team.alltoallv(function, send, &mut r)?;
     Ok(recv)
 }
 
-/// The lists of pieces each member has in this aggregator's window (empty unless this
-/// process is aggregator `me_agg`), after sending ours to every aggregator.
-fn swap_lists(
-    function: &'static str,
-    team: &dyn Team,
+/// Who has which pieces in which window, for every round: computed before the first
+/// round with two exchanges (counts, then lists), so that each round moves data only.
+struct Schedule {
+    /// This process's pieces: `mine[round][aggregator]`.
+    mine: Vec<Vec<Pieces>>,
+    /// At an aggregator, every member's pieces in its window: `theirs[round][member]`.
+    theirs: Vec<Vec<Vec<Extent>>>,
+}
+
+impl Schedule {
+    fn new(
+        function: &'static str,
+        team: &dyn Team,
+        plan: &Plan,
+        extents: &[Extent],
+        me_agg: Option<usize>,
+    ) -> IoResult<Schedule> {
+        let (n, aggs, rounds) = (team.size(), plan.aggregators.len(), plan.rounds as usize);
+        let mut cursor = Cursor::new(extents, aggs);
+        let mine: Vec<Vec<Pieces>> = (0..plan.rounds)
+            .map(|r| {
+                (0..aggs)
+                    .map(|a| cursor.pieces(a, plan.window(a, r)))
+                    .collect()
+            })
+            .collect();
+        let mut counts = vec![Vec::new(); n];
+        let mut lists = vec![Vec::new(); n];
+        for (a, &rank) in plan.aggregators.iter().enumerate() {
+            for round in &mine {
+                counts[rank].extend_from_slice(&(round[a].list.len() as u64).to_le_bytes());
+                lists[rank].extend(encode_list(&round[a].list));
+            }
+        }
+        let expect = if me_agg.is_some() { 8 * rounds } else { 0 };
+        let c: Vec<&[u8]> = counts.iter().map(|v| v.as_slice()).collect();
+        let got = exchange(function, team, &c, &vec![expect; n])?;
+        let per_round: Vec<Vec<usize>> = got
+            .iter()
+            .map(|b| u64s(b).map(|k| k as usize).collect())
+            .collect();
+        let lens: Vec<usize> = per_round
+            .iter()
+            .map(|v| v.iter().sum::<usize>() * 16)
+            .collect();
+        let l: Vec<&[u8]> = lists.iter().map(|v| v.as_slice()).collect();
+        let got = exchange(function, team, &l, &lens)?;
+        let mut theirs = vec![vec![Vec::new(); n]; if me_agg.is_some() { rounds } else { 0 }];
+        for (member, bytes) in got.iter().enumerate() {
+            let pairs: Vec<u64> = u64s(bytes).collect();
+            let mut at = 0;
+            for (r, &k) in per_round[member].iter().enumerate() {
+                theirs[r][member] = pairs[at..at + 2 * k]
+                    .chunks_exact(2)
+                    .map(|c| (c[0], c[1]))
+                    .collect();
+                at += 2 * k;
+            }
+        }
+        Ok(Schedule { mine, theirs })
+    }
+}
+
+/// Splits `buf` into the (increasing, disjoint) stream ranges this process exchanges
+/// with each member in one round; members that are no aggregator get nothing.
+fn stream_slices<'a>(
+    buf: &'a mut [u8],
     plan: &Plan,
     mine: &[Pieces],
-    me_agg: Option<usize>,
-) -> IoResult<Vec<Vec<Extent>>> {
-    let n = team.size();
-    let mut counts = vec![Vec::new(); n];
-    let mut lists = vec![Vec::new(); n];
+    n: usize,
+) -> Vec<&'a mut [u8]> {
+    let mut out: Vec<&'a mut [u8]> = (0..n).map(|_| <&mut [u8]>::default()).collect();
+    let mut rest = buf;
+    let mut consumed = 0u64;
     for (a, &rank) in plan.aggregators.iter().enumerate() {
-        counts[rank] = (mine[a].list.len() as u64).to_le_bytes().to_vec();
-        lists[rank] = encode_list(&mine[a].list);
+        let (s, e) = mine[a].stream;
+        if s == e {
+            continue;
+        }
+        let tail = std::mem::take(&mut rest);
+        let (_, tail) = tail.split_at_mut((s - consumed) as usize);
+        let (slice, tail) = tail.split_at_mut((e - s) as usize);
+        out[rank] = slice;
+        rest = tail;
+        consumed = e;
     }
-    let expect = if me_agg.is_some() { 8 } else { 0 };
-    let got = exchange(function, team, &counts, &vec![expect; n])?;
-    let lens: Vec<usize> = got
-        .iter()
-        .map(|c| u64s(c).next().unwrap_or(0) as usize * 16)
-        .collect();
-    let got = exchange(function, team, &lists, &lens)?;
-    Ok(got
-        .iter()
-        .map(|b| {
-            let v: Vec<u64> = u64s(b).collect();
-            v.chunks_exact(2).map(|c| (c[0], c[1])).collect()
-        })
-        .collect())
+    out
 }
 
 /// Makes every process return the same outcome: if any failed, all fail (with its own
@@ -318,65 +394,82 @@ pub fn write(
     extents: &[Extent],
     data: &[u8],
 ) -> IoResult<()> {
-    let Some((plan, interleaved)) = plan(function, team, cfg, extents)? else {
+    let Some((plan, aggregate)) = plan(function, team, cfg, extents)? else {
         return Ok(());
     };
-    if cfg.two_phase == TwoPhase::Never || (cfg.two_phase == TwoPhase::Auto && !interleaved) {
+    if !aggregate {
         let r = write_extents(function, f, extents, data);
         return agree(function, team, r);
     }
-    let me = team.rank();
-    let me_agg = plan.aggregators.iter().position(|&r| r == me);
-    let mut cursor = Cursor::new(extents, plan.aggregators.len());
+    let n = team.size();
+    let me_agg = plan.aggregators.iter().position(|&r| r == team.rank());
+    let sched = Schedule::new(function, team, &plan, extents, me_agg)?;
     let mut window = Vec::new();
     let mut failed: IoResult<()> = Ok(());
-    for r in 0..plan.rounds {
-        let mine: Vec<Pieces> = (0..plan.aggregators.len())
-            .map(|a| cursor.pieces(a, plan.window(a, r)))
-            .collect();
-        let lists = swap_lists(function, team, &plan, &mine, me_agg)?;
-        let n = team.size();
-        let mut send = vec![Vec::new(); n];
+    for r in 0..plan.rounds as usize {
+        let mine = &sched.mine[r];
+        let mut send: Vec<&[u8]> = vec![&[]; n];
         for (a, &rank) in plan.aggregators.iter().enumerate() {
             let (s, e) = mine[a].stream;
-            send[rank] = data[s as usize..e as usize].to_vec();
+            send[rank] = &data[s as usize..e as usize];
         }
-        let lens: Vec<usize> = lists
-            .iter()
-            .map(|l| l.iter().map(|p| p.1 as usize).sum())
-            .collect();
+        let lists = sched.theirs.get(r);
+        let lens: Vec<usize> = match lists {
+            Some(l) => l
+                .iter()
+                .map(|l| l.iter().map(|p| p.1 as usize).sum())
+                .collect(),
+            None => vec![0; n],
+        };
         let got = exchange(function, team, &send, &lens)?;
-        if let (Some(a), Ok(())) = (me_agg, &failed) {
-            let (wl, wh) = plan.window(a, r);
-            window.resize((wh - wl) as usize, 0);
-            let mut covered: Vec<Extent> = Vec::new();
-            for (list, bytes) in lists.iter().zip(&got) {
-                let mut at = 0usize;
-                for &(off, len) in list {
-                    let dst = (off - wl) as usize;
-                    window[dst..dst + len as usize].copy_from_slice(&bytes[at..at + len as usize]);
-                    at += len as usize;
-                    covered.push((off, len));
-                }
-            }
-            covered.sort_unstable();
-            let mut merged: Vec<Extent> = Vec::new();
-            for (off, len) in covered {
-                match merged.last_mut() {
-                    Some(m) if off <= m.0 + m.1 => m.1 = m.1.max(off + len - m.0),
-                    _ => merged.push((off, len)),
-                }
-            }
-            for (off, len) in merged {
-                let src = &window[(off - wl) as usize..(off - wl + len) as usize];
-                if let Err(e) = os::write_at(f, src, off) {
-                    failed = Err(io_error(function, "pwrite", e));
-                    break;
-                }
-            }
+        if let (Some(a), Some(lists), Ok(())) = (me_agg, lists, &failed) {
+            failed = write_window(
+                function,
+                f,
+                plan.window(a, r as u64),
+                lists,
+                &got,
+                &mut window,
+            );
         }
     }
     agree(function, team, failed)
+}
+
+/// At an aggregator: places every member's pieces in the window buffer and writes each
+/// covered range with one call.
+fn write_window(
+    function: &str,
+    f: &File,
+    (wl, wh): (u64, u64),
+    lists: &[Vec<Extent>],
+    got: &[Vec<u8>],
+    window: &mut Vec<u8>,
+) -> IoResult<()> {
+    window.resize((wh - wl) as usize, 0);
+    let mut covered: Vec<Extent> = Vec::new();
+    for (list, bytes) in lists.iter().zip(got) {
+        let mut at = 0usize;
+        for &(off, len) in list {
+            let dst = (off - wl) as usize;
+            window[dst..dst + len as usize].copy_from_slice(&bytes[at..at + len as usize]);
+            at += len as usize;
+            covered.push((off, len));
+        }
+    }
+    covered.sort_unstable();
+    let mut merged: Vec<Extent> = Vec::new();
+    for (off, len) in covered {
+        match merged.last_mut() {
+            Some(m) if off <= m.0 + m.1 => m.1 = m.1.max(off + len - m.0),
+            _ => merged.push((off, len)),
+        }
+    }
+    for (off, len) in merged {
+        let src = &window[(off - wl) as usize..(off - wl + len) as usize];
+        os::write_at(f, src, off).map_err(|e| io_error(function, "pwrite", e))?;
+    }
+    Ok(())
 }
 
 /// `MPI_File_read_all` and friends: fills `out` (this process's stream) from `extents`.
@@ -389,27 +482,22 @@ pub fn read(
     extents: &[Extent],
     out: &mut [u8],
 ) -> IoResult<()> {
-    let Some((plan, interleaved)) = plan(function, team, cfg, extents)? else {
+    let Some((plan, aggregate)) = plan(function, team, cfg, extents)? else {
         return Ok(());
     };
-    if cfg.two_phase == TwoPhase::Never || (cfg.two_phase == TwoPhase::Auto && !interleaved) {
+    if !aggregate {
         let r = read_extents(function, f, extents, out);
         return agree(function, team, r);
     }
-    let me = team.rank();
-    let me_agg = plan.aggregators.iter().position(|&r| r == me);
-    let mut cursor = Cursor::new(extents, plan.aggregators.len());
+    let n = team.size();
+    let me_agg = plan.aggregators.iter().position(|&r| r == team.rank());
+    let sched = Schedule::new(function, team, &plan, extents, me_agg)?;
     let mut window = Vec::new();
     let mut failed: IoResult<()> = Ok(());
-    for r in 0..plan.rounds {
-        let mine: Vec<Pieces> = (0..plan.aggregators.len())
-            .map(|a| cursor.pieces(a, plan.window(a, r)))
-            .collect();
-        let lists = swap_lists(function, team, &plan, &mine, me_agg)?;
-        let n = team.size();
+    for r in 0..plan.rounds as usize {
         let mut send = vec![Vec::new(); n];
-        if let Some(a) = me_agg {
-            let (wl, _) = plan.window(a, r);
+        if let (Some(a), Some(lists)) = (me_agg, sched.theirs.get(r)) {
+            let (wl, _) = plan.window(a, r as u64);
             let lo = lists.iter().filter_map(|l| l.first()).map(|p| p.0).min();
             let hi = lists
                 .iter()
@@ -425,7 +513,7 @@ pub fn read(
                     failed = Err(io_error(function, "pread", e));
                 }
             }
-            for (rank, list) in lists.iter().enumerate() {
+            for (member, list) in lists.iter().enumerate() {
                 let mut bytes = Vec::with_capacity(list.iter().map(|p| p.1 as usize).sum());
                 for &(off, len) in list {
                     let at = (off - wl) as usize;
@@ -434,22 +522,12 @@ pub fn read(
                         _ => bytes.resize(bytes.len() + len as usize, 0),
                     }
                 }
-                send[rank] = bytes;
+                send[member] = bytes;
             }
         }
-        let lens: Vec<usize> = (0..n)
-            .map(
-                |rank| match plan.aggregators.iter().position(|&x| x == rank) {
-                    Some(a) => (mine[a].stream.1 - mine[a].stream.0) as usize,
-                    None => 0,
-                },
-            )
-            .collect();
-        let got = exchange(function, team, &send, &lens)?;
-        for (a, &rank) in plan.aggregators.iter().enumerate() {
-            let (s, e) = mine[a].stream;
-            out[s as usize..e as usize].copy_from_slice(&got[rank]);
-        }
+        let s: Vec<&[u8]> = send.iter().map(|v| v.as_slice()).collect();
+        let mut recv = stream_slices(out, &plan, &sched.mine[r], n);
+        team.alltoallv(function, &s, &mut recv)?;
     }
     agree(function, team, failed)
 }
