@@ -60,7 +60,6 @@ SUBSET_PROGRAMS = [
     ("grid-impi-2.toml", 5, "cancel", [2, 2]),
     ("grid-impi-2.toml", 5, "sendrecv", [1, 3]),
     ("grid-impi-2.toml", 5, "dtype_p2p", [2, 2]),
-    ("grid-impi-2.toml", 5, "flood", [1, 1]),
     ("grid-impi-2.toml", 5, "mpit", [1, 2]),
     ("grid-impi-2.toml", 5, "coll_basic", [2, 2]),
     ("grid-impi-2.toml", 5, "coll_nonblocking", [2, 2]),
@@ -73,8 +72,8 @@ SUBSET_PROGRAMS = [
 SUBSET_KERNELS = [
     ("grid-impi-3.toml", 0, "c/cg", [1, 1, 2]),
     ("grid-impi-3.toml", 0, "fortran/fft3d", [1, 1, 2]),
-    ("grid-impi-3.toml", 0, "c/mg", [2, 2, 4]),
-    ("grid-impi-2.toml", 5, "c/cg", [2, 2]),
+    ("grid-impi-3.toml", 0, "c/mg", [1, 1, 2]),
+    ("grid-impi-2.toml", 5, "c/fft3d", [2, 2]),
     ("grid-impi-2.toml", 5, "fortran/wavefront", [2, 2]),
     ("grid-impi-2.toml", 5, "c/isort", [1, 3]),
     ("grid-impi-3.toml", 5, "c/isort", [1, 1, 2]),
