@@ -2,7 +2,8 @@
 /* MPI 4.x request calls: MPI_Isendrecv and MPI_Isendrecv_replace (ring shifts, small and
  * rendezvous-sized, completed by Wait, Test and Waitall; PROC_NULL ends), the status
  * accessors MPI_Status_get/set_source/tag/error, and MPI_Request_get_status_all/any/some,
- * which report completion without freeing the requests. */
+ * which report completion without freeing the requests. An Isendrecv_replace freed
+ * while it runs still delivers its data. */
 #include "common.h"
 
 #define BIG (1 << 20)
@@ -129,9 +130,28 @@ static void get_status(void) {
   t_barrier();
 }
 
+/* MPI_Request_free on a running Isendrecv_replace: the send goes on from the library's
+ * copy although the user overwrites the buffer at once. */
+static void freed_while_running(void) {
+  int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+  char *s = t_alloc(BIG), *r = t_alloc(BIG);
+  t_fill(s, BIG, (unsigned)(t_rank + 900));
+  MPI_Request req;
+  MPI_OK(MPI_Isendrecv_replace(s, BIG, MPI_BYTE, right, 95, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &req));
+  MPI_OK(MPI_Request_free(&req));
+  CHECK(req == MPI_REQUEST_NULL, "Request_free did not reset the handle");
+  memset(s, 0, BIG);
+  MPI_OK(MPI_Recv(r, BIG, MPI_BYTE, left, 95, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  CHECK_PATTERN(r, BIG, (unsigned)(left + 900), "data of a freed Isendrecv_replace");
+  t_barrier();
+  free(s);
+  free(r);
+}
+
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "mpi4_requests");
   isendrecv();
+  freed_while_running();
   status_accessors();
   get_status();
   t_finish();

@@ -38,7 +38,7 @@ struct Compound {
     borrowed: bool,
     status_of: Option<ReqId>,
     /// Memory a part reads from until it completes (the send copy of `_replace`).
-    _owned: Option<Vec<u8>>,
+    owned: Option<Vec<u8>>,
 }
 
 struct Generalized {
@@ -61,6 +61,11 @@ static COMPOSED: Mutex<Option<HashMap<u32, Composed>>> = Mutex::new(None);
 fn table() -> MutexGuard<'static, Option<HashMap<u32, Composed>>> {
     COMPOSED.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Copies read by the parts of compounds freed while they ran (`MPI_Request_free` on an
+/// `MPI_Isendrecv_replace`): kept until those parts, which the core drops when they
+/// finish, are gone.
+static ORPHANED: Mutex<Vec<(Vec<ReqId>, Vec<u8>)>> = Mutex::new(Vec::new());
 
 fn register(slot: u32, c: Composed) {
     table().get_or_insert_with(HashMap::new).insert(slot, c);
@@ -87,6 +92,10 @@ fn finish(rt: &mut Runtime, id: ReqId, status: Status) {
 /// Completes the core request behind `h` (or, for a started persistent request, the
 /// one running on its behalf) if it is a composed request that finished.
 pub fn settle(rt: &mut Runtime, h: usize) {
+    ORPHANED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|(parts, _)| parts.iter().any(|&p| rt.st.requests.get(p).is_some()));
     let Some(slot) = handle::decode(Kind::Request, h) else {
         return;
     };
@@ -207,7 +216,7 @@ fn start_compound(
                 sealed: true,
                 borrowed: false,
                 status_of: Some(recv),
-                _owned: owned,
+                owned,
             },
         ))
     })?;
@@ -331,7 +340,7 @@ pub fn pending_compound(rt: &mut Runtime) -> ReqId {
         sealed: false,
         borrowed: false,
         status_of: None,
-        _owned: None,
+        owned: None,
     };
     new_compound(rt, c)
 }
@@ -344,7 +353,7 @@ pub fn watch(rt: &mut Runtime, parts: Vec<ReqId>) -> ReqId {
         sealed: true,
         borrowed: true,
         status_of: None,
-        _owned: None,
+        owned: None,
     };
     new_compound(rt, c)
 }
@@ -377,6 +386,24 @@ pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<c_int> {
         rt.st.requests.remove(id);
         return Ok(release(h));
     }
-    r.freed = true;
+    let running = table().as_mut().and_then(|t| match t.get(&id.index) {
+        Some(Composed::Compound(_)) => t.remove(&id.index),
+        _ => None,
+    });
+    let Some(Composed::Compound(c)) = running else {
+        r.freed = true; // a generalized request: released by MPI_Grequest_complete
+        return Ok(MPI_SUCCESS);
+    };
+    // A running compound: its parts go on and are dropped by the core when done.
+    rt.st.requests.remove(id);
+    if !c.borrowed {
+        for &p in &c.parts {
+            rt.request_free(f, p)?;
+        }
+    }
+    if let Some(copy) = c.owned {
+        let mut orphaned = ORPHANED.lock().unwrap_or_else(|p| p.into_inner());
+        orphaned.push((c.parts, copy));
+    }
     Ok(MPI_SUCCESS)
 }
