@@ -10,7 +10,8 @@
 mod common;
 
 use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
-use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
+use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
+use crossmpi_impi_relay::topology::proc_ids;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -26,13 +27,7 @@ fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> 
     sock.set_nodelay(true).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(TIMEOUT))
         .map_err(|e| e.to_string())?;
-    let procs: Vec<Proc> = tables
-        .procs()
-        .map(|p| Proc {
-            hostid: p.id,
-            pid: p.pid,
-        })
-        .collect();
+    let procs = proc_ids(&tables);
     let me = rank as usize;
     let ping = PacketRepr::control(PacketType::Data, procs[me], procs[1 - me]).emit();
     let mut got = [0u8; HEADER_LEN];

@@ -372,34 +372,27 @@ impl Relay {
                     }
                 }
             }
-            Kind::Agent => {
+            Kind::Agent | Kind::Server => {
+                let agent = matches!(p.kind, Kind::Agent);
                 if n == 0 {
-                    return match self.startup.inside_closed() {
-                        Some(why) => Err(why),
-                        None => {
-                            self.peers[i].kind = Kind::Closed;
-                            Ok(())
-                        }
+                    let early = if agent {
+                        self.startup.inside_closed()
+                    } else {
+                        self.startup.server_closed()
                     };
+                    self.peers[i].kind = Kind::Closed;
+                    return early.map_or(Ok(()), Err);
                 }
-                self.startup
-                    .handle_inside(data)
-                    .map_err(|e| format!("inside agent: {e}"))?;
-                self.after_startup_input()?;
-            }
-            Kind::Server => {
-                if n == 0 {
-                    return match self.startup.server_closed() {
-                        Some(why) => Err(why),
-                        None => {
-                            self.peers[i].kind = Kind::Closed;
-                            Ok(())
-                        }
-                    };
-                }
-                self.startup
-                    .handle_server(data)
-                    .map_err(|e| format!("IMPI server: {e}"))?;
+                let handled = if agent {
+                    self.startup
+                        .handle_inside(data)
+                        .map_err(|e| format!("inside agent: {e}"))
+                } else {
+                    self.startup
+                        .handle_server(data)
+                        .map_err(|e| format!("IMPI server: {e}"))
+                };
+                handled?;
                 self.after_startup_input()?;
             }
             Kind::Data(_) | Kind::Closed => {}

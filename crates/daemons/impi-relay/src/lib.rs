@@ -14,6 +14,8 @@ pub mod options;
 pub mod rewrite;
 pub mod router;
 pub mod startup;
+#[cfg(test)]
+mod testing;
 pub mod topology;
 
 use options::Options;

@@ -339,44 +339,27 @@ impl InwardContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
-    use std::net::{IpAddr, Ipv4Addr};
+    use crate::testing::{client, ip};
+    use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
 
-    fn ip(a: u8, b: u8, c: u8, d: u8) -> HostAddr {
-        HostAddr::from_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
-    }
-
-    /// A client whose hosts (10.0.0.h, one per entry) hold the given process counts.
+    /// A client whose hosts (10.0.0.h, one per entry) hold the given process counts,
+    /// pids 100, 101, ... on each; host h has marks `marks` + h.
     fn cluster(procs_per_host: &[u32], marks: (u32, u32)) -> ClientInfo {
-        let hosts: Vec<HostInfo> = procs_per_host
+        let pids: Vec<Vec<i64>> = procs_per_host
+            .iter()
+            .map(|&n| (100..100 + i64::from(n)).collect())
+            .collect();
+        let hosts: Vec<(HostAddr, u32, &[i64])> = pids
             .iter()
             .enumerate()
-            .map(|(h, &n)| HostInfo {
-                addr: ip(10, 0, 0, h as u8 + 1),
-                port: 5000 + h as u32,
-                nprocs: n,
-                ackmark: marks.0 + h as u32,
-                hiwater: marks.1 + h as u32,
-            })
+            .map(|(h, p)| (ip(10, 0, 0, h as u8 + 1), 5000 + h as u32, &p[..]))
             .collect();
-        let procs = hosts
-            .iter()
-            .flat_map(|h| {
-                (0..h.nprocs).map(move |p| ProcInfo {
-                    id: h.addr,
-                    pid: 100 + i64::from(p),
-                })
-            })
-            .collect();
-        ClientInfo {
-            versions: vec![Version::default()],
-            datalen: 4096,
-            tag_ub: i32::MAX,
-            coll_xsize: -1,
-            coll_maxlinear: -1,
-            hosts,
-            procs,
+        let mut info = client(&hosts, marks);
+        for (h, host) in info.hosts.iter_mut().enumerate() {
+            host.ackmark += h as u32;
+            host.hiwater += h as u32;
         }
+        info
     }
 
     fn place(me: u32) -> RelayPlace {

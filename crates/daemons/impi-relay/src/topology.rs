@@ -69,7 +69,8 @@ fn host_of_procs(t: &GlobalTables) -> Vec<u32> {
         .collect()
 }
 
-fn procs(t: &GlobalTables) -> Vec<Proc> {
+/// The wire identity (`pk_src`/`pk_dest`) of every process, in MPI_COMM_WORLD order.
+pub fn proc_ids(t: &GlobalTables) -> Vec<Proc> {
     t.procs()
         .map(|p| Proc {
             hostid: p.id,
@@ -117,8 +118,8 @@ impl Topology {
             .enumerate()
             .flat_map(|(c, info)| std::iter::repeat_n(c as u32, info.procs.len()))
             .collect();
-        let inside_id = procs(inside);
-        let outside_id = procs(outside);
+        let inside_id = proc_ids(inside);
+        let outside_id = proc_ids(outside);
         let index = |ids: &[Proc]| {
             ids.iter()
                 .enumerate()

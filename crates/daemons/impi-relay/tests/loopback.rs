@@ -11,6 +11,7 @@ mod common;
 use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
+use crossmpi_impi_relay::topology::proc_ids;
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -52,13 +53,7 @@ fn converse(
     sends: Vec<(u32, u32)>,
     extra: usize,
 ) -> Result<Vec<(u32, u32)>, String> {
-    let procs: Vec<Proc> = tables
-        .procs()
-        .map(|p| Proc {
-            hostid: p.id,
-            pid: p.pid,
-        })
-        .collect();
+    let procs = proc_ids(tables);
     let mut w = sock.try_clone().unwrap();
     let out: Vec<(PacketRepr, Vec<u8>)> = sends
         .iter()
@@ -234,13 +229,7 @@ fn a_malformed_packet_ends_the_job_with_the_reason() {
     let mut b = [0u8; 4];
     s.read_exact(&mut b).unwrap();
     assert_eq!(u32::from_be_bytes(b), 1, "the relay is host 1 outside");
-    let procs: Vec<Proc> = tables
-        .procs()
-        .map(|p| Proc {
-            hostid: p.id,
-            pid: p.pid,
-        })
-        .collect();
+    let procs = proc_ids(&tables);
     let mut bad = packet(procs[0], procs[1], 0, 1, 0).emit();
     bad[3] = 9;
     s.write_all(&bad).unwrap();

@@ -5,41 +5,8 @@
 
 use super::*;
 use crate::rewrite::{synthetic_addr, Renamed};
-use crossmpi_impi::wire::addr::HostAddr;
-use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, HostInfo, ProcInfo, Version};
-use std::net::{IpAddr, Ipv4Addr};
-
-fn addr(a: u8, b: u8, c: u8, d: u8) -> HostAddr {
-    HostAddr::from_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
-}
-
-fn client(hosts: &[(HostAddr, u32)], procs: &[(HostAddr, i64)]) -> ClientInfo {
-    ClientInfo {
-        versions: vec![Version::default()],
-        datalen: 4096,
-        tag_ub: i32::MAX,
-        coll_xsize: -1,
-        coll_maxlinear: -1,
-        hosts: hosts
-            .iter()
-            .map(|&(addr, port)| HostInfo {
-                addr,
-                port,
-                nprocs: (procs.len() / hosts.len()) as u32,
-                ackmark: 4,
-                hiwater: 8,
-            })
-            .collect(),
-        procs: procs
-            .iter()
-            .map(|&(id, pid)| ProcInfo { id, pid })
-            .collect(),
-    }
-}
-
-fn proc_(id: HostAddr, pid: i64) -> Proc {
-    Proc { hostid: id, pid }
-}
+use crate::testing::{client, ip as addr};
+use crossmpi_impi::wire::tables::GlobalTables;
 
 struct Net {
     r: Router,
@@ -52,16 +19,19 @@ struct Net {
 
 fn net(send_buffer: usize) -> Net {
     let lam = addr(192, 0, 2, 1);
-    let c0 = client(&[(lam, 5000)], &[(lam, 1), (lam, 2)]);
-    let synth = synthetic_addr(Renamed::Outward, 1, 0);
-    let relay = client(
-        &[(addr(198, 51, 100, 1), 6000)],
-        &[(synth, 50), (synthetic_addr(Renamed::Outward, 1, 1), 50)],
-    );
-    let virt = client(&[(addr(10, 0, 0, 254), 7000)], &[(lam, 1), (lam, 2)]);
+    let marks = (4, 8);
+    let c0 = client(&[(lam, 5000, &[1, 2])], marks);
+    let mut relay = client(&[(addr(198, 51, 100, 1), 6000, &[50, 50])], marks);
+    relay.procs[0].id = synthetic_addr(Renamed::Outward, 1, 0);
+    relay.procs[1].id = synthetic_addr(Renamed::Outward, 1, 1);
+    let mut virt = client(&[(addr(10, 0, 0, 254), 7000, &[1, 2])], marks);
+    virt.procs = c0.procs.clone();
     let mine = client(
-        &[(addr(10, 0, 0, 1), 5001), (addr(10, 0, 0, 2), 5002)],
-        &[(addr(10, 0, 0, 1), 50), (addr(10, 0, 0, 2), 50)],
+        &[
+            (addr(10, 0, 0, 1), 5001, &[50]),
+            (addr(10, 0, 0, 2), 5002, &[50]),
+        ],
+        marks,
     );
     let outside = GlobalTables {
         clients: vec![c0, relay],
@@ -76,7 +46,6 @@ fn net(send_buffer: usize) -> Net {
         (dial.link, dial.port, dial.handshake),
         (Link::Outside { host: 0 }, 5000, 1)
     );
-    let ids = |t: &GlobalTables| t.procs().map(|p| proc_(p.id, p.pid)).collect::<Vec<_>>();
     let mut r = Router::new(
         topo,
         RouterConfig {
@@ -103,8 +72,8 @@ fn net(send_buffer: usize) -> Net {
         r,
         outside: o,
         inside: inside_conns,
-        out_ids: ids(&outside),
-        in_ids: ids(&inside),
+        out_ids: crate::topology::proc_ids(&outside),
+        in_ids: crate::topology::proc_ids(&inside),
     }
 }
 
