@@ -1,0 +1,152 @@
+// ranks: 1 2 4
+/* One-sided communication beyond the core subset: post-start-complete-wait (with
+ * MPI_Win_test), shared-memory windows (direct loads of a neighbour's part through
+ * MPI_Win_shared_query), dynamic windows (attach, absolute addresses, detach),
+ * MPI_Rget_accumulate with MPI_NO_OP and MPI_REPLACE, lock contention (exclusive
+ * locks serialise read-modify-write), window names, groups and info. */
+#include "common.h"
+
+#define N 16
+
+int main(int argc, char **argv) {
+  t_init(&argc, &argv, "rma_sync");
+  int me = t_rank, n = t_size;
+  int right = (me + 1) % n, left = (me + n - 1) % n;
+
+  /* ---- PSCW ring: each rank exposes to its left neighbour and accesses the right. */
+  int *mem;
+  MPI_Win win;
+  MPI_OK(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+  for (int i = 0; i < N; i++) mem[i] = -1;
+  MPI_Group world, gl, gr;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, 1, &left, &gl);
+  MPI_Group_incl(world, 1, &right, &gr);
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int round = 0; round < 3; round++) {
+    int v[N];
+    for (int i = 0; i < N; i++) v[i] = round * 100 + me;
+    MPI_OK(MPI_Win_post(gl, 0, win));
+    MPI_OK(MPI_Win_start(gr, 0, win));
+    MPI_OK(MPI_Put(v, N, MPI_INT, right, 0, N, MPI_INT, win));
+    MPI_OK(MPI_Win_complete(win));
+    if (round == 2) {
+      int flag = 0;
+      while (!flag) MPI_OK(MPI_Win_test(win, &flag));
+    } else {
+      MPI_OK(MPI_Win_wait(win));
+    }
+    for (int i = 0; i < N; i++) CHECK(mem[i] == round * 100 + left, "PSCW round %d: mem[%d] = %d", round, i, mem[i]);
+  }
+  int rc_class = -1;
+  MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+  MPI_Error_class(MPI_Win_complete(win), &rc_class);
+  CHECK(rc_class == MPI_ERR_RMA_SYNC, "complete without start: class %d", rc_class);
+
+  /* ---- exclusive locks serialise read-modify-write of rank 0's slot 0. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) mem[0] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int r = 0; r < 10; r++) {
+    int x;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MPI_OK(MPI_Get(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(0, win));
+    x += 1;
+    MPI_OK(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(0, win));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) CHECK(mem[0] == 10 * n, "locked increments: %d, expected %d", mem[0], 10 * n);
+
+  /* ---- Rget_accumulate: NO_OP fetches, REPLACE swaps. */
+  MPI_OK(MPI_Win_lock_all(0, win));
+  int fetched = -5, repl = 7000 + me, old = -5;
+  MPI_Request rq;
+  MPI_OK(MPI_Rget_accumulate(NULL, 0, MPI_INT, &fetched, 1, MPI_INT, me, 1, 1, MPI_INT, MPI_NO_OP, win, &rq));
+  MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+  CHECK(fetched == mem[1], "no-op fetch %d, memory %d", fetched, mem[1]);
+  MPI_OK(MPI_Rget_accumulate(&repl, 1, MPI_INT, &old, 1, MPI_INT, me, 1, 1, MPI_INT, MPI_REPLACE, win, &rq));
+  MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+  CHECK(old == fetched && mem[1] == repl, "replace: old %d, now %d", old, mem[1]);
+  MPI_OK(MPI_Win_unlock_all(win));
+
+  /* ---- names, group, info. */
+  char name[MPI_MAX_OBJECT_NAME];
+  int len;
+  MPI_OK(MPI_Win_set_name(win, "ring window"));
+  MPI_OK(MPI_Win_get_name(win, name, &len));
+  CHECK(strcmp(name, "ring window") == 0 && len == 11, "name '%s'", name);
+  MPI_Group wg;
+  int res;
+  MPI_OK(MPI_Win_get_group(win, &wg));
+  MPI_Group_compare(wg, world, &res);
+  CHECK(res == MPI_IDENT, "window group compares %d with the world group", res);
+  MPI_Group_free(&wg);
+  MPI_Info info, used;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "no_locks", "false");
+  MPI_OK(MPI_Win_set_info(win, info));
+  MPI_OK(MPI_Win_get_info(win, &used));
+  char val[64];
+  int flag;
+  MPI_Info_get(used, "no_locks", 63, val, &flag);
+  CHECK(flag && strcmp(val, "false") == 0, "info no_locks");
+  MPI_Info_free(&info);
+  MPI_Info_free(&used);
+  MPI_OK(MPI_Win_free(&win));
+
+  /* ---- shared window: every rank writes its part, reads its neighbour's directly. */
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int nme, nn;
+  MPI_Comm_rank(node, &nme);
+  MPI_Comm_size(node, &nn);
+  long *part;
+  MPI_Win sw;
+  MPI_OK(MPI_Win_allocate_shared((nme + 1) * sizeof(long), sizeof(long), MPI_INFO_NULL, node, &part, &sw));
+  MPI_OK(MPI_Win_lock_all(0, sw));
+  for (int i = 0; i <= nme; i++) part[i] = nme * 10 + i;
+  MPI_OK(MPI_Win_sync(sw));
+  MPI_Barrier(node);
+  MPI_OK(MPI_Win_sync(sw));
+  int nr = (nme + 1) % nn;
+  MPI_Aint qsize;
+  int qunit;
+  long *theirs;
+  MPI_OK(MPI_Win_shared_query(sw, nr, &qsize, &qunit, &theirs));
+  CHECK(qsize == (nr + 1) * (MPI_Aint)sizeof(long) && qunit == sizeof(long), "shared_query size %ld unit %d", (long)qsize, qunit);
+  for (int i = 0; i <= nr; i++) CHECK(theirs[i] == nr * 10 + i, "shared load: %ld", theirs[i]);
+  long through_get = -1;
+  MPI_OK(MPI_Get(&through_get, 1, MPI_LONG, nr, nr, 1, MPI_LONG, sw));
+  MPI_OK(MPI_Win_flush(nr, sw));
+  CHECK(through_get == nr * 11, "get on a shared window: %ld", through_get);
+  MPI_OK(MPI_Win_unlock_all(sw));
+  MPI_OK(MPI_Win_free(&sw));
+  MPI_Comm_free(&node);
+
+  /* ---- dynamic window: attach, publish the address, put to it, detach. */
+  MPI_Win dw;
+  MPI_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dw));
+  int *region = calloc(N, sizeof(int));
+  MPI_OK(MPI_Win_attach(dw, region, N * sizeof(int)));
+  MPI_Aint mine, theirs_addr;
+  MPI_Get_address(region, &mine);
+  MPI_Sendrecv(&mine, 1, MPI_AINT, left, 0, &theirs_addr, 1, MPI_AINT, right, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_OK(MPI_Win_fence(0, dw));
+  int token = 4242 + me;
+  MPI_OK(MPI_Put(&token, 1, MPI_INT, right, theirs_addr + 3 * sizeof(int), 1, MPI_INT, dw));
+  MPI_OK(MPI_Win_fence(0, dw));
+  CHECK(region[3] == 4242 + left, "dynamic put: %d", region[3]);
+  MPI_OK(MPI_Win_detach(dw, region));
+  MPI_OK(MPI_Win_set_errhandler(dw, MPI_ERRORS_RETURN));
+  MPI_Error_class(MPI_Win_detach(dw, region), &rc_class);
+  CHECK(rc_class == MPI_ERR_ARG, "detaching twice: class %d", rc_class);
+  MPI_OK(MPI_Win_free(&dw));
+  free(region);
+  MPI_Group_free(&gl);
+  MPI_Group_free(&gr);
+  MPI_Group_free(&world);
+  t_finish();
+  return 0;
+}
