@@ -592,9 +592,6 @@ impl Relay {
                         p.kind = Kind::Closed;
                     }
                 }
-                RouterEvent::Failed { reason } => {
-                    return Err(format!("the job cannot go on: {reason}"))
-                }
             }
         }
         Ok(())

@@ -12,9 +12,12 @@
 //! destination, so one slow connection stalls only the traffic that goes to it.
 //!
 //! FINI is aggregated per direction ([`Topology::fini_sources`]). A connection that
-//! closes or breaks the protocol before FINI ends the job (its messages cannot be
-//! recovered), which the I/O layer reports; a connection refused at its handshake is
-//! just closed.
+//! closes or breaks the protocol before FINI is dropped with the reason: the rest of
+//! the packet it was streaming is cut off, so the connection that packet was going to
+//! is dropped too, packets still coming for it are discarded, and every other
+//! connection goes on. (Its processes' messages are lost, so the job ends: their
+//! cluster fails, the IMPI server ends the job, and the relay exits when the server
+//! closes.) A connection refused at its handshake is just closed.
 
 use crate::topology::{Acceptor, Dial, Link, Topology};
 use crossmpi_impi::wire::handshake::{HostHandshake, HANDSHAKE_LEN};
@@ -48,13 +51,11 @@ impl Default for RouterConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouterEvent {
     /// Close this connection: it is finished (FINI both ways, everything written) when
-    /// `reason` is None, else refused for that reason.
+    /// `reason` is None, else refused or dropped for that reason.
     Close {
         conn: ConnId,
         reason: Option<String>,
     },
-    /// The job cannot go on: close everything and report the reason.
-    Failed { reason: String },
 }
 
 /// A byte queue with a bound: data in `bytes[head..tail]`, grown on demand.
@@ -137,6 +138,10 @@ enum Rx {
         to: ConnId,
         left: u32,
     },
+    /// `left` data bytes of a packet whose destination was dropped are skipped.
+    Discard {
+        left: u32,
+    },
     /// The peer sent FINI: nothing may follow.
     Fini,
 }
@@ -176,7 +181,8 @@ pub struct Router {
     events: VecDeque<RouterEvent>,
     handshakes: usize,
     nlinks: usize,
-    failed: bool,
+    /// Links dropped for a reason: packets for them are discarded.
+    dropped: HashSet<Link>,
     /// Something FINI-related changed: look for FINIs due and finished connections.
     fini_dirty: bool,
 }
@@ -196,7 +202,7 @@ impl Router {
             events: VecDeque::new(),
             handshakes: 0,
             nlinks,
-            failed: false,
+            dropped: HashSet::new(),
             fini_dirty: false,
         }
     }
@@ -361,17 +367,47 @@ impl Router {
                     .push_back(RouterEvent::Close { conn, reason: None });
                 self.settle();
             }
-            Some(link) => self.fail(format!(
-                "{} {reason} before FINI: a process of its cluster ended or failed",
-                describe(link)
-            )),
+            Some(link) => {
+                let why = format!(
+                    "{} {reason} before FINI: a process of its cluster ended or failed",
+                    describe(link)
+                );
+                self.drop_link(conn, c, link, why);
+                self.settle();
+            }
         }
     }
 
-    fn fail(&mut self, reason: String) {
-        if !self.failed {
-            self.failed = true;
-            self.events.push_back(RouterEvent::Failed { reason });
+    /// Drops connection `conn` (already taken out of its slot as `c`) for `reason`:
+    /// what it was streaming is cut off, what was streaming into it is discarded.
+    fn drop_link(&mut self, conn: ConnId, c: Conn, link: Link, reason: String) {
+        self.by_link.remove(&link);
+        self.dropped.insert(link);
+        self.events.push_back(RouterEvent::Close {
+            conn,
+            reason: Some(reason),
+        });
+        self.ready.extend(c.waiters);
+        for (id, other) in self.conns.iter_mut().enumerate() {
+            if let Some(o) = other.as_mut() {
+                if let Rx::Payload { to, left } = o.rx {
+                    if to == conn {
+                        o.rx = Rx::Discard { left };
+                        self.ready.push_back(id);
+                    }
+                }
+            }
+        }
+        if let Rx::Payload { to, .. } = c.rx {
+            if let Some(dest) = self.conns.get_mut(to).and_then(Option::take) {
+                let dest_link = dest.link.expect("a destination has a link");
+                let why = format!(
+                    "{}: a packet to it was cut off ({})",
+                    describe(dest_link),
+                    describe(link)
+                );
+                self.drop_link(to, dest, dest_link, why);
+            }
         }
     }
 
@@ -388,27 +424,22 @@ impl Router {
     /// closes the connections that are finished.
     fn settle(&mut self) {
         while let Some(s) = self.ready.pop_front() {
-            if self.failed {
-                self.ready.clear();
-                return;
-            }
             let Some(mut c) = self.conns.get_mut(s).and_then(Option::take) else {
                 continue;
             };
             let result = self.advance(s, &mut c);
-            let link = c.link;
-            self.conns[s] = Some(c);
-            if let Err(reason) = result {
-                match link {
-                    Some(link) => self.fail(format!("{}: {reason}", describe(link))),
-                    None => {
-                        self.conns[s] = None;
-                        self.handshakes -= 1;
-                        self.events.push_back(RouterEvent::Close {
-                            conn: s,
-                            reason: Some(format!("refused: {reason}")),
-                        });
-                    }
+            match (result, c.link) {
+                (Ok(()), _) => self.conns[s] = Some(c),
+                (Err(reason), Some(link)) => {
+                    let why = format!("{}: {reason}", describe(link));
+                    self.drop_link(s, c, link, why);
+                }
+                (Err(reason), None) => {
+                    self.handshakes -= 1;
+                    self.events.push_back(RouterEvent::Close {
+                        conn: s,
+                        reason: Some(format!("refused: {reason}")),
+                    });
                 }
             }
         }
@@ -467,6 +498,14 @@ impl Router {
                         data: p.data_len,
                     };
                 }
+                Rx::Held { to, data } if self.dropped.contains(&to) => {
+                    c.inb.consume(HEADER_LEN);
+                    c.rx = if data > 0 {
+                        Rx::Discard { left: data }
+                    } else {
+                        Rx::Header
+                    };
+                }
                 Rx::Held { to, data } => {
                     let Some(&d) = self.by_link.get(&to) else {
                         self.awaiting_link.push(s);
@@ -509,6 +548,19 @@ impl Router {
                     } else {
                         c.rx = Rx::Payload { to, left };
                     }
+                }
+                Rx::Discard { left } => {
+                    let n = c.inb.len().min(left as usize);
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    c.inb.consume(n);
+                    let left = left - n as u32;
+                    c.rx = if left == 0 {
+                        Rx::Header
+                    } else {
+                        Rx::Discard { left }
+                    };
                 }
                 Rx::Fini => {
                     if c.inb.len() > 0 {

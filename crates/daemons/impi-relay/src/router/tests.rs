@@ -227,21 +227,59 @@ fn fini_goes_out_once_every_source_of_the_direction_sent_it() {
     assert!(n.r.is_done());
 }
 
-#[test]
-fn a_spoofed_source_ends_the_job_naming_the_host() {
-    let mut n = net(1 << 16);
-    // Inside host 1 claims to send for host 2's process.
-    let p = data_packet(n.in_ids[3], n.in_ids[0], 0);
-    feed(&mut n.r, n.inside[0], &p.emit());
-    match n.r.poll_event() {
-        Some(RouterEvent::Failed { reason }) => {
-            assert!(
-                reason.contains("inside IMPI host 1") && reason.contains("pk_src"),
-                "{reason}"
-            )
-        }
-        other => panic!("{other:?}"),
+/// The reason of the next event, which must drop `conn`.
+fn dropped(r: &mut Router, conn: ConnId) -> String {
+    match r.poll_event() {
+        Some(RouterEvent::Close {
+            conn: c,
+            reason: Some(reason),
+        }) if c == conn => reason,
+        other => panic!("expected connection {conn} dropped, got {other:?}"),
     }
+}
+
+#[test]
+fn a_broken_connection_is_dropped_alone_and_its_packets_discarded() {
+    let mut n = net(1 << 16);
+    let (o, a, b) = (n.outside, n.inside[0], n.inside[1]);
+    // Inside host 1 claims to send for host 2's process.
+    feed(
+        &mut n.r,
+        a,
+        &data_packet(n.in_ids[3], n.in_ids[0], 0).emit(),
+    );
+    let why = dropped(&mut n.r, a);
+    assert!(
+        why.contains("inside IMPI host 1") && why.contains("pk_src"),
+        "{why}"
+    );
+    assert!(n.r.poll_event().is_none());
+    // Host 2 goes on: a packet reaches outside host 0.
+    feed(
+        &mut n.r,
+        b,
+        &data_packet(n.in_ids[3], n.in_ids[0], 0).emit(),
+    );
+    assert_eq!(take(&mut n.r, o).len(), HEADER_LEN);
+    // Host 2 streams a packet to outside host 0, which then breaks the protocol.
+    let mut long = data_packet(n.in_ids[3], n.in_ids[1], 100).emit().to_vec();
+    long.extend([7u8; 100]);
+    feed(&mut n.r, b, &long[..HEADER_LEN + 10]);
+    let mut bad = data_packet(n.out_ids[0], n.out_ids[3], 0).emit();
+    bad[3] = 9;
+    feed(&mut n.r, o, &bad);
+    let why = dropped(&mut n.r, o);
+    assert!(
+        why.contains("outside IMPI host 0") && why.contains("pk_type 9"),
+        "{why}"
+    );
+    // The rest of host 2's packet, and its next one for host 0, are discarded.
+    let mut rest = long[HEADER_LEN + 10..].to_vec();
+    rest.extend(data_packet(n.in_ids[3], n.in_ids[0], 5).emit());
+    rest.extend([1u8; 5]);
+    assert_eq!(feed(&mut n.r, b, &rest), rest.len(), "host 2 is still read");
+    assert!(n.r.poll_event().is_none(), "host 2 is not dropped");
+    assert!(n.r.read_buf(b).is_some());
 }
 
 #[test]
