@@ -10,7 +10,6 @@ use crate::util::{in_string, out, out_string};
 use crate::{comm, group, info};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::rma::{self, Flavor, WinId};
-use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Mutex;
@@ -26,8 +25,6 @@ struct Attrs {
 
 /// What the ABI keeps beside a core window, keyed by its slot.
 struct Entry {
-    /// Memory `MPI_Win_allocate` obtained, released by `MPI_Win_free`.
-    allocation: Option<(usize, Layout)>,
     errhandler: usize,
     name: String,
     info: info::Pairs,
@@ -87,16 +84,9 @@ fn flavor_code(f: Flavor) -> c_int {
 }
 
 /// Records a new window and writes its handle to `out_win`.
-fn register(
-    function: &str,
-    win: WinId,
-    info_h: usize,
-    allocation: Option<(usize, Layout)>,
-    out_win: *mut usize,
-) -> MpiResult<()> {
+fn register(function: &str, win: WinId, info_h: usize, out_win: *mut usize) -> MpiResult<()> {
     let (flavor, mine, _, _) = rma::describe(function, win)?;
     let entry = Entry {
-        allocation,
         errhandler: MPI_ERRORS_ARE_FATAL,
         name: String::new(),
         info: info::read(function, "info", info_h, true)?,
@@ -138,10 +128,11 @@ fn create(
         let size = size_arg(f, size)?;
         let comm = comm::id_of(f, comm_h)?;
         let w = rma::create(f, comm, base as usize, size, disp_unit, Flavor::Create)?;
-        register(f, w, info_h, None, win)
+        register(f, w, info_h, win)
     })
 }
 
+/// `MPI_Win_allocate` and `MPI_Win_allocate_shared` (`shared`).
 fn allocate(
     f: &str,
     size: isize,
@@ -150,49 +141,17 @@ fn allocate(
     comm_h: usize,
     baseptr: *mut c_void,
     win: *mut usize,
+    shared: bool,
 ) -> c_int {
     error::call(Scope::Comm(comm_h), || {
         let bytes = size_arg(f, size)?;
         let comm = comm::id_of(f, comm_h)?;
-        let layout = Layout::from_size_align(bytes.max(1) as usize, 64).map_err(|_| {
-            MpiError::arg(ErrorClass::Size, f, "size", size, "too large to allocate")
-        })?;
-        // SAFETY: a non-zero size and a valid alignment (Layout checked both).
-        let base = unsafe { std::alloc::alloc_zeroed(layout) } as usize;
-        if base == 0 {
-            return Err(MpiError::arg(
-                ErrorClass::NoMem,
-                f,
-                "size",
-                size,
-                "allocation failed",
-            ));
-        }
-        let made = rma::create(f, comm, base, bytes, disp_unit, Flavor::Allocate)
-            .and_then(|w| register(f, w, info_h, Some((base, layout)), win));
-        if let Err(e) = made {
-            // SAFETY: allocated just above with this layout and never handed out.
-            unsafe { std::alloc::dealloc(base as *mut u8, layout) };
-            return Err(e);
-        }
-        out(f, "baseptr", baseptr as *mut usize, base)
-    })
-}
-
-fn allocate_shared(
-    f: &str,
-    size: isize,
-    disp_unit: i64,
-    info_h: usize,
-    comm_h: usize,
-    baseptr: *mut c_void,
-    win: *mut usize,
-) -> c_int {
-    error::call(Scope::Comm(comm_h), || {
-        let bytes = size_arg(f, size)?;
-        let comm = comm::id_of(f, comm_h)?;
-        let (w, base) = rma::allocate_shared(f, comm, bytes, disp_unit)?;
-        register(f, w, info_h, None, win)?;
+        let (w, base) = if shared {
+            rma::allocate_shared(f, comm, bytes, disp_unit)?
+        } else {
+            rma::allocate(f, comm, bytes, disp_unit)?
+        };
+        register(f, w, info_h, win)?;
         out(f, "baseptr", baseptr as *mut usize, base)
     })
 }
@@ -242,19 +201,19 @@ export! {
     }
 
     fn MPI_Win_allocate / PMPI_Win_allocate(size: isize, disp_unit: c_int, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
-        allocate("MPI_Win_allocate", size, disp_unit as i64, info, comm, baseptr, win)
+        allocate("MPI_Win_allocate", size, disp_unit as i64, info, comm, baseptr, win, false)
     }
 
     fn MPI_Win_allocate_c / PMPI_Win_allocate_c(size: isize, disp_unit: isize, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
-        allocate("MPI_Win_allocate_c", size, disp_unit as i64, info, comm, baseptr, win)
+        allocate("MPI_Win_allocate_c", size, disp_unit as i64, info, comm, baseptr, win, false)
     }
 
     fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(size: isize, disp_unit: c_int, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
-        allocate_shared("MPI_Win_allocate_shared", size, disp_unit as i64, info, comm, baseptr, win)
+        allocate("MPI_Win_allocate_shared", size, disp_unit as i64, info, comm, baseptr, win, true)
     }
 
     fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c(size: isize, disp_unit: isize, info: usize, comm: usize, baseptr: *mut c_void, win: *mut usize) -> c_int {
-        allocate_shared("MPI_Win_allocate_shared_c", size, disp_unit as i64, info, comm, baseptr, win)
+        allocate("MPI_Win_allocate_shared_c", size, disp_unit as i64, info, comm, baseptr, win, true)
     }
 
     fn MPI_Win_shared_query / PMPI_Win_shared_query(win: usize, rank: c_int, size: *mut isize, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
@@ -272,7 +231,7 @@ export! {
         error::call(Scope::Comm(comm), || {
             let c = comm::id_of(f, comm)?;
             let w = rma::create(f, c, 0, 0, 1, Flavor::Dynamic)?;
-            register(f, w, info, None, win)
+            register(f, w, info, win)
         })
     }
 
@@ -298,11 +257,7 @@ export! {
         call(h, || {
             let id = resolve(f, h)?;
             rma::free(f, id)?;
-            if let Some((base, layout)) = entries().remove(&id.index).and_then(|e| e.allocation) {
-                // SAFETY: allocated by MPI_Win_allocate with this layout; the window that
-                // exposed it is gone, so no target access can reach it any more.
-                unsafe { std::alloc::dealloc(base as *mut u8, layout) };
-            }
+            entries().remove(&id.index);
             out(f, "win", win, MPI_WIN_NULL)
         })
     }

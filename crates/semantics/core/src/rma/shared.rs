@@ -19,6 +19,8 @@ pub(super) struct Segment {
     len: usize,
     /// Byte offset of every member's part.
     offsets: Vec<u64>,
+    /// World rank of every member, in the order of `offsets`.
+    members: Vec<u32>,
 }
 
 impl Drop for Segment {
@@ -86,20 +88,132 @@ fn map(function: &str, name: &CString, len: usize, create: bool) -> MpiResult<us
     Ok(addr as usize)
 }
 
-/// Collective over `comm`, whose members must share a node. Returns the window and this
-/// member's base address.
+/// Collective over `node` (members of one node): maps a segment holding every
+/// member's part of `size` bytes.
+fn map_node(function: &str, node: CommId, size: u64) -> MpiResult<Segment> {
+    let (rank, members) = runtime::with(function, |rt| {
+        let c = rt.comm(function, node)?;
+        Ok((c.rank, c.group.members.clone()))
+    })?;
+    let all = crate::coll::allgather_bytes(function, node, &size.to_le_bytes())?;
+    let sizes: Vec<u64> = all
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let (offsets, total) = layout(&sizes);
+    let len = total.max(1) as usize;
+    static SERIAL: AtomicU32 = AtomicU32::new(0);
+    let mut name = [0u8; 64];
+    let creator = if rank == 0 {
+        let s = format!(
+            "/crossmpi-win-{}-{}",
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        );
+        let made = map(
+            function,
+            &CString::new(s.clone()).expect("no NUL"),
+            len,
+            true,
+        );
+        if made.is_ok() {
+            name[..s.len()].copy_from_slice(s.as_bytes());
+        }
+        Some(made)
+    } else {
+        None
+    };
+    // Everyone learns the name (empty if the creator failed, so all fail together).
+    crate::coll::bcast_bytes(function, node, 0, &mut name)?;
+    let n = CString::new(name.split(|&b| b == 0).next().unwrap_or(&[])).expect("no NUL");
+    let mapped = match creator {
+        Some(r) => r,
+        None if n.as_bytes().is_empty() => Err(MpiError::context(
+            ErrorClass::RmaShared,
+            function,
+            "the node's first member could not create the window segment",
+        )),
+        None => map(function, &n, len, false),
+    };
+    crate::coll::barrier(function, node)?;
+    if rank == 0 && !n.as_bytes().is_empty() {
+        // SAFETY: a NUL-terminated name; every member has mapped the segment by now.
+        unsafe { libc::shm_unlink(n.as_ptr()) };
+    }
+    Ok(Segment {
+        addr: mapped?,
+        len,
+        offsets,
+        members,
+    })
+}
+
+impl Segment {
+    /// This process's address of the part of the member with world rank `world`.
+    fn part_of(&self, world: u32) -> Option<usize> {
+        let i = self.members.iter().position(|&m| m == world)?;
+        Some(self.addr + self.offsets[i] as usize)
+    }
+}
+
+/// Makes a window over a node segment: `comm` is the window's communicator, `node`
+/// the members of this node among it. Every member of the node gets direct access to
+/// the others' parts (see `Window::direct`).
+fn install_segment(
+    function: &str,
+    comm: CommId,
+    node: CommId,
+    size: u64,
+    disp_unit: i64,
+    flavor: Flavor,
+) -> MpiResult<(WinId, usize)> {
+    let disp_unit = super::check_disp_unit(function, disp_unit)?;
+    let segment = map_node(function, node, size)?;
+    let me = runtime::with(function, |rt| Ok(rt.rank))?;
+    let base = segment.part_of(me).expect("a member of its node");
+    let memory = Memory::Fixed {
+        base,
+        size: size as usize,
+    };
+    let mine = Remote {
+        base: base as u64,
+        size,
+        disp_unit,
+    };
+    let win = install(function, comm, mine, memory, flavor)?;
+    runtime::with(function, |rt| {
+        // With shared memory switched off (CROSSMPI_TRANSPORT=tcp) only the memory of
+        // MPI_Win_allocate_shared is accessed directly, as the application asked.
+        let direct = flavor == Flavor::Shared || rt.shm.is_some();
+        if let Some(w) = windows().get_mut(win) {
+            if direct {
+                w.direct = w
+                    .group
+                    .members
+                    .iter()
+                    .map(|&world| segment.part_of(world))
+                    .collect();
+            }
+            w.shared = Some(segment);
+        }
+        Ok(())
+    })?;
+    Ok((win, base))
+}
+
+/// `MPI_Win_allocate_shared`: collective over `comm`, whose members must share a node.
+/// Returns the window and this member's base address.
 pub fn allocate_shared(
     function: &str,
     comm: CommId,
     size: u64,
     disp_unit: i64,
 ) -> MpiResult<(WinId, usize)> {
-    let disp_unit = super::check_disp_unit(function, disp_unit)?;
-    let (rank, one_node) = runtime::with(function, |rt| {
+    let one_node = runtime::with(function, |rt| {
         let c = rt.comm(function, comm)?;
         let node = |w: u32| rt.node_of[w as usize];
         let first = node(c.group.world_rank(0));
-        Ok((c.rank, c.group.members.iter().all(|&w| node(w) == first)))
+        Ok(c.group.members.iter().all(|&w| node(w) == first))
     })?;
     if !one_node {
         return Err(MpiError::arg(
@@ -110,80 +224,29 @@ pub fn allocate_shared(
             "its members run on several nodes; split it with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first",
         ));
     }
-    let all = crate::coll::allgather_bytes(function, comm, &size.to_le_bytes())?;
-    let sizes: Vec<u64> = all
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-        .collect();
-    let (offsets, total) = layout(&sizes);
-    let len = total.max(1) as usize;
-    static SERIAL: AtomicU32 = AtomicU32::new(0);
-    let mut name = [0u8; 64];
-    if rank == 0 {
-        let s = format!(
-            "/crossmpi-win-{}-{}",
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        );
-        name[..s.len()].copy_from_slice(s.as_bytes());
-    }
-    let creator = if rank == 0 {
-        let n = CString::new(name.split(|&b| b == 0).next().unwrap_or(&[])).expect("no NUL");
-        Some(map(function, &n, len, true))
-    } else {
-        None
-    };
-    // Everyone learns the name (empty if the creator failed, so all fail together).
-    if matches!(creator, Some(Err(_))) {
-        name = [0u8; 64];
-    }
-    crate::coll::bcast_bytes(function, comm, 0, &mut name)?;
-    let n = CString::new(name.split(|&b| b == 0).next().unwrap_or(&[])).expect("no NUL");
-    let mapped = match creator {
-        Some(r) => r,
-        None if n.as_bytes().is_empty() => Err(MpiError::context(
-            ErrorClass::RmaShared,
-            function,
-            "rank 0 could not create the window segment",
-        )),
-        None => map(function, &n, len, false),
-    };
-    crate::coll::barrier(function, comm)?;
-    if rank == 0 && !n.as_bytes().is_empty() {
-        // SAFETY: a NUL-terminated name; every member has mapped the segment by now.
-        unsafe { libc::shm_unlink(n.as_ptr()) };
-    }
-    let addr = mapped?;
-    let segment = Segment {
-        addr,
-        len,
-        offsets: offsets.clone(),
-    };
-    let base = addr + offsets[rank] as usize;
-    let memory = Memory::Fixed {
-        base,
-        size: size as usize,
-    };
-    let mine = Remote {
-        base: base as u64,
-        size,
-        disp_unit,
-    };
-    let win = install(function, comm, mine, memory, Flavor::Shared)?;
-    runtime::with(function, |_| {
-        if let Some(w) = windows().get_mut(win) {
-            w.shared = Some(segment);
-        }
-        Ok(())
-    })?;
-    Ok((win, base))
+    install_segment(function, comm, comm, size, disp_unit, Flavor::Shared)
+}
+
+/// `MPI_Win_allocate`: the memory of each node's members is one shared segment, so
+/// puts and gets between them are plain copies (no message, no target involvement).
+pub fn allocate(
+    function: &str,
+    comm: CommId,
+    size: u64,
+    disp_unit: i64,
+) -> MpiResult<(WinId, usize)> {
+    let node = crate::comm_ops::split_shared(function, comm, 0)?
+        .expect("every process belongs to its node");
+    let made = install_segment(function, comm, node, size, disp_unit, Flavor::Allocate);
+    crate::comm_ops::free(function, node)?;
+    made
 }
 
 /// `MPI_Win_shared_query`: (size, disp_unit, base address in this process) of `rank`'s
 /// part; `MPI_PROC_NULL` gives the first member with a non-empty part.
 pub fn shared_query(function: &str, win: WinId, rank: i32) -> MpiResult<(u64, u64, usize)> {
     super::with_win(function, win, |_, w| {
-        let Some(seg) = w.shared.as_ref() else {
+        let Some(seg) = w.shared.as_ref().filter(|_| w.flavor == Flavor::Shared) else {
             return Err(MpiError::arg(
                 ErrorClass::RmaFlavor,
                 function,
