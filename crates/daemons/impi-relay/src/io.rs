@@ -244,7 +244,11 @@ impl Relay {
             };
             let events =
                 if read { libc::POLLIN } else { 0 } | if write { libc::POLLOUT } else { 0 };
-            add(p.sock.as_raw_fd(), events, Slot::Peer(i));
+            // A connection waiting on another is left out: poll would report its
+            // hang-up at once, every round, while nothing can be done about it yet.
+            if events != 0 {
+                add(p.sock.as_raw_fd(), events, Slot::Peer(i));
+            }
         }
         (fds, slots)
     }
