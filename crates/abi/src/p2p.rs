@@ -406,7 +406,8 @@ export! {
 
     fn MPI_Start / PMPI_Start(request: *mut usize) -> c_int {
         let f = "MPI_Start";
-        if let Some(rc) = (!request.is_null()).then(|| crate::mpi4_persistent::start(f, read_handle(f, request).unwrap_or(MPI_REQUEST_NULL))).flatten() {
+        // Persistent collectives and partitioned requests start outside the core.
+        if let Some(rc) = read_handle(f, request).ok().and_then(|h| crate::mpi4_persistent::start(f, h)) {
             return rc;
         }
         call(Scope::Process, || {
