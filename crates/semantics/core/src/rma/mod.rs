@@ -5,9 +5,11 @@
 //! a put or accumulate is applied) for which the origin posted a receive beforehand, so
 //! an operation is complete exactly when its reply has arrived. The target applies
 //! requests from the progress engine ([`progress`], called by `Runtime::progress`), so
-//! passive-target operations advance whenever the target is inside any MPI call.
+//! passive-target operations advance whenever the target is inside any MPI call (and,
+//! with [`progress_thread`], while it computes).
 //! docs/rma.md describes the design and its limits.
 
+mod progress_thread;
 mod shared;
 mod sync;
 mod target;
@@ -239,6 +241,7 @@ fn install(
             "windows need an intracommunicator",
         ));
     }
+    progress_thread::start_once();
     let private = crate::comm_ops::dup(function, comm)?;
     let mut bytes = Vec::with_capacity(24);
     for v in [mine.base, mine.size, mine.disp_unit] {

@@ -37,19 +37,30 @@ fn check_rank(function: &str, w: &Window, rank: i32) -> MpiResult<()> {
 
 /// Waits until the operations this process started (to `target`, or to all) are done.
 pub fn flush(function: &str, win: WinId, target: Option<i32>) -> MpiResult<()> {
-    with_win(function, win, |_, w| {
-        target.map_or(Ok(()), |t| check_rank(function, w, t))
-    })?;
-    runtime::wait_for(function, |rt| {
-        let mut all = windows();
-        let Some(w) = all.get_mut(win) else {
-            return Some(());
-        };
+    let outstanding = |rt: &mut Runtime, w: &mut Window| {
         reap(rt, w);
         w.pending
             .iter()
-            .all(|p| target.is_some_and(|t| p.target != t))
-            .then_some(())
+            .any(|p| target.is_none_or(|t| p.target == t))
+    };
+    // Most flushes find nothing outstanding (direct copies, or replies already in):
+    // one lock round, no wait loop.
+    let busy = with_win(function, win, |rt, w| {
+        if let Some(t) = target {
+            check_rank(function, w, t)?;
+        }
+        Ok(outstanding(rt, w))
+    })?;
+    if !busy {
+        return Ok(());
+    }
+    runtime::wait_for(function, |rt| {
+        let mut all = windows();
+        // A window freed by another thread has nothing outstanding any more.
+        let Some(w) = all.get_mut(win) else {
+            return Some(());
+        };
+        (!outstanding(rt, w)).then_some(())
     })
 }
 
