@@ -3,7 +3,8 @@
  * and started several rounds with new buffer contents (MPI_Start and MPI_Startall),
  * results checked each round; blocking collectives interleave with the persistent
  * ones; an inactive persistent collective tests complete with an empty status; starting
- * an active one is an error; MPI_Request_free releases them. */
+ * an active one is an error; MPI_Request_free releases them. count, datatype and op are
+ * checked by the _init call. */
 #include "common.h"
 
 #define ROUNDS 4
@@ -44,6 +45,23 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Scan_init(sb, scan, M, MPI_INT, MPI_SUM, c, info, &r[SCAN]));
   MPI_OK(MPI_Exscan_init(sb, ex, M, MPI_INT, MPI_SUM, c, info, &r[EXSCAN]));
   MPI_OK(MPI_Reduce_scatter_block_init(sb, rs, M, MPI_INT, MPI_SUM, c, info, &r[RSB]));
+
+  /* arguments every process passes are checked by the _init call */
+  {
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Request bad = MPI_REQUEST_NULL;
+    int cls = -1;
+    MPI_Error_class(MPI_Allreduce_init(sb, sum, M, MPI_DATATYPE_NULL, MPI_SUM, c, info, &bad), &cls);
+    CHECK(cls == MPI_ERR_TYPE, "Allreduce_init with MPI_DATATYPE_NULL: class %d", cls);
+    MPI_Error_class(MPI_Allreduce_init(sb, sum, -1, MPI_INT, MPI_SUM, c, info, &bad), &cls);
+    CHECK(cls == MPI_ERR_COUNT, "Allreduce_init with count -1: class %d", cls);
+    MPI_Error_class(MPI_Reduce_init(sb, red, M, MPI_INT, MPI_OP_NULL, 0, c, info, &bad), &cls);
+    CHECK(cls == MPI_ERR_OP, "Reduce_init with MPI_OP_NULL: class %d", cls);
+    MPI_Error_class(MPI_Barrier_init(MPI_COMM_NULL, info, &bad), &cls);
+    CHECK(cls == MPI_ERR_COMM, "Barrier_init on MPI_COMM_NULL: class %d", cls);
+    CHECK(bad == MPI_REQUEST_NULL, "a failed _init returned a request");
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_ARE_FATAL);
+  }
 
   /* inactive: completes at once with an empty status and stays allocated */
   MPI_Status st;
