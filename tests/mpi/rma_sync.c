@@ -8,6 +8,13 @@
 
 #define N 16
 
+static int deleted = 0;
+static int count_delete(MPI_Win win, int keyval, void *value, void *extra) {
+  (void)win; (void)keyval; (void)extra;
+  deleted += *(int *)value;
+  return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "rma_sync");
   int me = t_rank, n = t_size;
@@ -94,7 +101,24 @@ int main(int argc, char **argv) {
   CHECK(flag && strcmp(val, "false") == 0, "info no_locks");
   MPI_Info_free(&info);
   MPI_Info_free(&used);
+
+  /* ---- user keyvals: delete callbacks on replacement, on delete and at free. */
+  int key, one = 1, ten = 10, hundred = 100, *pv;
+  MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key, NULL));
+  MPI_OK(MPI_Win_set_attr(win, key, &one));
+  MPI_OK(MPI_Win_get_attr(win, key, &pv, &flag));
+  CHECK(flag && pv == &one, "user attribute read back");
+  MPI_OK(MPI_Win_set_attr(win, key, &ten));
+  CHECK(deleted == 1, "replacing runs the delete callback once: %d", deleted);
+  MPI_OK(MPI_Win_delete_attr(win, key));
+  CHECK(deleted == 11, "deleting runs it: %d", deleted);
+  MPI_OK(MPI_Win_get_attr(win, key, &pv, &flag));
+  CHECK(!flag, "deleted attribute is gone");
+  MPI_OK(MPI_Win_set_attr(win, key, &hundred));
   MPI_OK(MPI_Win_free(&win));
+  CHECK(deleted == 111, "MPI_Win_free runs it: %d", deleted);
+  MPI_OK(MPI_Win_free_keyval(&key));
+  CHECK(key == MPI_KEYVAL_INVALID, "freed keyval reset");
 
   /* ---- shared window: every rank writes its part, reads its neighbour's directly. */
   MPI_Comm node;

@@ -29,6 +29,8 @@ pub type DeleteFn = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void)
 pub enum Object {
     Comm,
     Type,
+    /// Windows (their attributes are kept in `win.rs`).
+    Win,
 }
 
 /// The sentinel values of `MPI_*_NULL_COPY_FN` and `MPI_*_DUP_FN` in the ABI.
@@ -36,7 +38,7 @@ const NULL_COPY: usize = 0;
 const DUP_COPY: usize = 1;
 
 #[derive(Clone, Copy)]
-struct Keyval {
+pub(crate) struct Keyval {
     object: Object,
     /// The copy callback's address, or one of the sentinels.
     copy: usize,
@@ -68,7 +70,12 @@ fn create_keyval(object: Object, copy: usize, delete: usize, extra: usize) -> c_
 }
 
 /// The keyval `key` of `object`; `for_new` refuses freed keyvals (setting, not reading).
-fn keyval(function: &str, object: Object, key: c_int, for_new: bool) -> MpiResult<Keyval> {
+pub(crate) fn keyval(
+    function: &str,
+    object: Object,
+    key: c_int,
+    for_new: bool,
+) -> MpiResult<Keyval> {
     let bad = |why: &str| MpiError::arg(ErrorClass::Keyval, function, "keyval", key, why);
     let k = keyvals()
         .get((key - FIRST_KEYVAL).max(-1) as usize)
@@ -86,7 +93,7 @@ fn keyval(function: &str, object: Object, key: c_int, for_new: bool) -> MpiResul
     Ok(k)
 }
 
-fn free_keyval(function: &str, object: Object, key: *mut c_int) -> MpiResult<()> {
+pub(crate) fn free_keyval(function: &str, object: Object, key: *mut c_int) -> MpiResult<()> {
     if key.is_null() {
         return Err(MpiError::arg(
             ErrorClass::Arg,
@@ -114,7 +121,13 @@ fn callback_error(function: &str, which: &str, key: c_int, code: c_int) -> MpiEr
 }
 
 /// Runs the delete callback of `key` for a value removed from object `h`.
-fn run_delete(function: &str, h: usize, key: c_int, k: &Keyval, value: usize) -> MpiResult<()> {
+pub(crate) fn run_delete(
+    function: &str,
+    h: usize,
+    key: c_int,
+    k: &Keyval,
+    value: usize,
+) -> MpiResult<()> {
     if k.delete == 0 {
         return Ok(());
     }
@@ -318,7 +331,7 @@ pub fn delete_type_attrs(function: &str, datatype: usize) -> MpiResult<()> {
     }
 }
 
-fn keyval_out(
+pub(crate) fn keyval_out(
     function: &str,
     object: Object,
     copy: usize,

@@ -65,4 +65,5 @@ mod topo;
 mod types;
 mod util;
 mod win;
+mod win_attr;
 mod win_ops;

@@ -15,20 +15,22 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Mutex;
 
 /// The values `MPI_Win_get_attr` points to; boxed so their addresses stay put.
-struct Attrs {
-    base: usize,
-    size: isize,
-    disp_unit: c_int,
-    flavor: c_int,
-    model: c_int,
+pub(crate) struct Attrs {
+    pub base: usize,
+    pub size: isize,
+    pub disp_unit: c_int,
+    pub flavor: c_int,
+    pub model: c_int,
 }
 
 /// What the ABI keeps beside a core window, keyed by its slot.
-struct Entry {
+pub(crate) struct Entry {
     errhandler: usize,
     name: String,
     info: info::Pairs,
-    attrs: Box<Attrs>,
+    pub attrs: Box<Attrs>,
+    /// Attributes set with `MPI_Win_set_attr`: keyval -> value.
+    pub user_attrs: BTreeMap<c_int, usize>,
 }
 
 static ENTRIES: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
@@ -105,6 +107,7 @@ fn register(function: &str, win: WinId, info_h: usize, out_win: *mut usize) -> M
             flavor: flavor_code(flavor),
             model: MPI_WIN_UNIFIED,
         }),
+        user_attrs: BTreeMap::new(),
     };
     entries().insert(win.index, entry);
     out(
@@ -172,7 +175,7 @@ fn shared_query(
     })
 }
 
-fn with_entry<R>(
+pub(crate) fn with_entry<R>(
     function: &str,
     win: usize,
     f: impl FnOnce(&mut Entry) -> MpiResult<R>,
@@ -256,6 +259,7 @@ export! {
         };
         call(h, || {
             let id = resolve(f, h)?;
+            crate::win_attr::delete_all(f, h)?;
             rma::free(f, id)?;
             entries().remove(&id.index);
             out(f, "win", win, MPI_WIN_NULL)
@@ -308,28 +312,6 @@ export! {
         call(win, || {
             let pairs = with_entry(f, win, |e| Ok(e.info.clone()))?;
             out(f, "info_used", info_used, info::create(pairs))
-        })
-    }
-
-    fn MPI_Win_get_attr / PMPI_Win_get_attr(win: usize, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-        let f = "MPI_Win_get_attr";
-        call(win, || {
-            let value = with_entry(f, win, |e| {
-                let a = &*e.attrs;
-                Ok(match win_keyval {
-                    k if k == MPI_WIN_BASE => Some(a.base),
-                    k if k == MPI_WIN_SIZE => Some(&a.size as *const isize as usize),
-                    k if k == MPI_WIN_DISP_UNIT => Some(&a.disp_unit as *const c_int as usize),
-                    k if k == MPI_WIN_CREATE_FLAVOR => Some(&a.flavor as *const c_int as usize),
-                    k if k == MPI_WIN_MODEL => Some(&a.model as *const c_int as usize),
-                    _ => None,
-                })
-            })?;
-            out(f, "flag", flag, value.is_some() as c_int)?;
-            match value {
-                Some(v) => out(f, "attribute_val", attribute_val as *mut usize, v),
-                None => Ok(()),
-            }
         })
     }
 

@@ -1,0 +1,88 @@
+//! Window attributes: the predefined `MPI_WIN_BASE`, `MPI_WIN_SIZE`,
+//! `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR` and `MPI_WIN_MODEL`, and user keyvals
+//! (created and freed with attr.rs's keyval table; values kept in the window's entry).
+//! Windows are never duplicated, so copy callbacks never run; delete callbacks run on
+//! `MPI_Win_delete_attr`, on replacement and at `MPI_Win_free`, with no lock held.
+
+use crate::attr::{self, Object};
+use crate::consts::*;
+use crate::error::{call as process_call, Scope};
+use crate::util::out;
+use crate::win::{call, with_entry};
+use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use std::os::raw::{c_int, c_void};
+
+/// The address a predefined window attribute points to, if `key` is one.
+fn predefined(a: &crate::win::Attrs, key: c_int) -> Option<usize> {
+    match key {
+        k if k == MPI_WIN_BASE => Some(a.base),
+        k if k == MPI_WIN_SIZE => Some(&a.size as *const isize as usize),
+        k if k == MPI_WIN_DISP_UNIT => Some(&a.disp_unit as *const c_int as usize),
+        k if k == MPI_WIN_CREATE_FLAVOR => Some(&a.flavor as *const c_int as usize),
+        k if k == MPI_WIN_MODEL => Some(&a.model as *const c_int as usize),
+        _ => None,
+    }
+}
+
+/// For `MPI_Win_free`: deletes every user attribute, running the delete callbacks.
+pub fn delete_all(function: &str, win: usize) -> MpiResult<()> {
+    loop {
+        let next = with_entry(function, win, |e| Ok(e.user_attrs.pop_last()))?;
+        let Some((key, value)) = next else {
+            return Ok(());
+        };
+        let k = attr::keyval(function, Object::Win, key, false)?;
+        attr::run_delete(function, win, key, &k, value)?;
+    }
+}
+
+export! {
+    fn MPI_Win_create_keyval / PMPI_Win_create_keyval(copy_fn: usize, delete_fn: usize, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+        attr::keyval_out("MPI_Win_create_keyval", Object::Win, copy_fn, delete_fn, win_keyval, extra_state)
+    }
+
+    fn MPI_Win_free_keyval / PMPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
+        process_call(Scope::Process, || attr::free_keyval("MPI_Win_free_keyval", Object::Win, win_keyval))
+    }
+
+    fn MPI_Win_set_attr / PMPI_Win_set_attr(win: usize, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+        let f = "MPI_Win_set_attr";
+        call(win, || {
+            let k = attr::keyval(f, Object::Win, win_keyval, true)?;
+            let old = with_entry(f, win, |e| Ok(e.user_attrs.insert(win_keyval, attribute_val as usize)))?;
+            match old {
+                Some(v) => attr::run_delete(f, win, win_keyval, &k, v),
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn MPI_Win_get_attr / PMPI_Win_get_attr(win: usize, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+        let f = "MPI_Win_get_attr";
+        call(win, || {
+            let value = match with_entry(f, win, |e| Ok(predefined(&e.attrs, win_keyval)))? {
+                Some(v) => Some(v),
+                None => {
+                    attr::keyval(f, Object::Win, win_keyval, false)?;
+                    with_entry(f, win, |e| Ok(e.user_attrs.get(&win_keyval).copied()))?
+                }
+            };
+            out(f, "flag", flag, value.is_some() as c_int)?;
+            match value {
+                Some(v) => out(f, "attribute_val", attribute_val as *mut usize, v),
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn MPI_Win_delete_attr / PMPI_Win_delete_attr(win: usize, win_keyval: c_int) -> c_int {
+        let f = "MPI_Win_delete_attr";
+        call(win, || {
+            let k = attr::keyval(f, Object::Win, win_keyval, false)?;
+            match with_entry(f, win, |e| Ok(e.user_attrs.remove(&win_keyval)))? {
+                Some(v) => attr::run_delete(f, win, win_keyval, &k, v),
+                None => Err(MpiError::arg(ErrorClass::Keyval, f, "win_keyval", win_keyval, "no attribute is set with this keyval")),
+            }
+        })
+    }
+}
