@@ -65,118 +65,35 @@ fn run(c: Call) -> c_int {
     })
 }
 
-fn put(
+/// One data-moving call: `origin` is the origin buffer, or for a get the buffer the
+/// data lands in; `target` the target count and datatype.
+fn transfer(
     f: &'static str,
-    o: *const c_void,
-    on: i64,
-    ot: usize,
-    target: c_int,
+    kind: Kind,
+    origin: (*const c_void, i64, usize),
+    result: Option<(*mut c_void, i64, usize)>,
+    target_rank: c_int,
     disp: isize,
-    tn: i64,
-    tt: usize,
-    win: usize,
-    request: *mut usize,
-) -> c_int {
-    run(Call {
-        f,
-        win,
-        kind: Kind::Put,
-        origin: Some((o, on, ot)),
-        compare: std::ptr::null(),
-        result: None,
-        target,
-        disp,
-        target_count: tn,
-        target_type: tt,
-        op: MPI_REPLACE,
-        request,
-    })
-}
-
-fn get(
-    f: &'static str,
-    o: *mut c_void,
-    on: i64,
-    ot: usize,
-    target: c_int,
-    disp: isize,
-    tn: i64,
-    tt: usize,
-    win: usize,
-    request: *mut usize,
-) -> c_int {
-    run(Call {
-        f,
-        win,
-        kind: Kind::Get,
-        origin: None,
-        compare: std::ptr::null(),
-        result: Some((o, on, ot)),
-        target,
-        disp,
-        target_count: tn,
-        target_type: tt,
-        op: MPI_REPLACE,
-        request,
-    })
-}
-
-fn accumulate(
-    f: &'static str,
-    o: *const c_void,
-    on: i64,
-    ot: usize,
-    target: c_int,
-    disp: isize,
-    tn: i64,
-    tt: usize,
+    target: (i64, usize),
     op: usize,
     win: usize,
     request: *mut usize,
 ) -> c_int {
+    let (origin, result) = match kind {
+        Kind::Get => (None, Some((origin.0 as *mut c_void, origin.1, origin.2))),
+        _ => (Some(origin), result),
+    };
     run(Call {
         f,
         win,
-        kind: Kind::Accumulate,
-        origin: Some((o, on, ot)),
+        kind,
+        origin,
         compare: std::ptr::null(),
-        result: None,
-        target,
+        result,
+        target: target_rank,
         disp,
-        target_count: tn,
-        target_type: tt,
-        op,
-        request,
-    })
-}
-
-fn get_accumulate(
-    f: &'static str,
-    o: *const c_void,
-    on: i64,
-    ot: usize,
-    r: *mut c_void,
-    rn: i64,
-    rt: usize,
-    target: c_int,
-    disp: isize,
-    tn: i64,
-    tt: usize,
-    op: usize,
-    win: usize,
-    request: *mut usize,
-) -> c_int {
-    run(Call {
-        f,
-        win,
-        kind: Kind::GetAccumulate,
-        origin: Some((o, on, ot)),
-        compare: std::ptr::null(),
-        result: Some((r, rn, rt)),
-        target,
-        disp,
-        target_count: tn,
-        target_type: tt,
+        target_count: target.0,
+        target_type: target.1,
         op,
         request,
     })
@@ -188,57 +105,46 @@ fn sync(f: &'static str, win: usize, body: impl FnOnce(rma::WinId) -> MpiResult<
 
 const NO_REQUEST: *mut usize = std::ptr::null_mut();
 
+/// Each data-moving call in its `int`-count and `MPI_Count` (`_c`) forms; `request`
+/// marks the `MPI_R*` calls, which return a request.
+macro_rules! transfers {
+    ($( $shape:ident $kind:ident $mpi:ident / $pmpi:ident, $mpic:ident / $pmpic:ident $(, $req:ident)?; )*) => {$(
+        transfers!(@one $shape $kind $mpi / $pmpi, c_int $(, $req)?);
+        transfers!(@one $shape $kind $mpic / $pmpic, i64 $(, $req)?);
+    )*};
+    (@request) => { NO_REQUEST };
+    (@request $req:ident) => { $req };
+    (@one move $kind:ident $mpi:ident / $pmpi:ident, $n:ty $(, $req:ident)?) => { export! {
+        fn $mpi / $pmpi(origin_addr: *mut c_void, origin_count: $n, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: $n, target_datatype: usize, win: usize $(, $req: *mut usize)?) -> c_int {
+            transfer(stringify!($mpi), Kind::$kind, (origin_addr, origin_count as i64, origin_datatype), None, target_rank, target_disp, (target_count as i64, target_datatype), MPI_REPLACE, win, transfers!(@request $($req)?))
+        }
+    }};
+    (@one acc $kind:ident $mpi:ident / $pmpi:ident, $n:ty $(, $req:ident)?) => { export! {
+        fn $mpi / $pmpi(origin_addr: *const c_void, origin_count: $n, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: $n, target_datatype: usize, op: usize, win: usize $(, $req: *mut usize)?) -> c_int {
+            transfer(stringify!($mpi), Kind::$kind, (origin_addr, origin_count as i64, origin_datatype), None, target_rank, target_disp, (target_count as i64, target_datatype), op, win, transfers!(@request $($req)?))
+        }
+    }};
+    (@one get_acc $kind:ident $mpi:ident / $pmpi:ident, $n:ty $(, $req:ident)?) => { export! {
+        fn $mpi / $pmpi(origin_addr: *const c_void, origin_count: $n, origin_datatype: usize, result_addr: *mut c_void, result_count: $n, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: $n, target_datatype: usize, op: usize, win: usize $(, $req: *mut usize)?) -> c_int {
+            transfer(stringify!($mpi), Kind::$kind, (origin_addr, origin_count as i64, origin_datatype), Some((result_addr, result_count as i64, result_datatype)), target_rank, target_disp, (target_count as i64, target_datatype), op, win, transfers!(@request $($req)?))
+        }
+    }};
+}
+
+transfers! {
+    move Put MPI_Put / PMPI_Put, MPI_Put_c / PMPI_Put_c;
+    move Put MPI_Rput / PMPI_Rput, MPI_Rput_c / PMPI_Rput_c, request;
+    move Get MPI_Get / PMPI_Get, MPI_Get_c / PMPI_Get_c;
+    move Get MPI_Rget / PMPI_Rget, MPI_Rget_c / PMPI_Rget_c, request;
+    acc Accumulate MPI_Accumulate / PMPI_Accumulate, MPI_Accumulate_c / PMPI_Accumulate_c;
+    acc Accumulate MPI_Raccumulate / PMPI_Raccumulate, MPI_Raccumulate_c / PMPI_Raccumulate_c, request;
+    get_acc GetAccumulate MPI_Get_accumulate / PMPI_Get_accumulate, MPI_Get_accumulate_c / PMPI_Get_accumulate_c;
+    get_acc GetAccumulate MPI_Rget_accumulate / PMPI_Rget_accumulate, MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c, request;
+}
+
 export! {
-    fn MPI_Put / PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize) -> c_int {
-        put("MPI_Put", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, NO_REQUEST)
-    }
-    fn MPI_Put_c / PMPI_Put_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize) -> c_int {
-        put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, NO_REQUEST)
-    }
-    fn MPI_Rput / PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
-        put("MPI_Rput", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, request)
-    }
-    fn MPI_Rput_c / PMPI_Rput_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
-        put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
-    }
-    fn MPI_Get / PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize) -> c_int {
-        get("MPI_Get", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, NO_REQUEST)
-    }
-    fn MPI_Get_c / PMPI_Get_c(origin_addr: *mut c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize) -> c_int {
-        get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, NO_REQUEST)
-    }
-    fn MPI_Rget / PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
-        get("MPI_Rget", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, win, request)
-    }
-    fn MPI_Rget_c / PMPI_Rget_c(origin_addr: *mut c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, win: usize, request: *mut usize) -> c_int {
-        get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
-    }
-    fn MPI_Accumulate / PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize) -> c_int {
-        accumulate("MPI_Accumulate", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, NO_REQUEST)
-    }
-    fn MPI_Accumulate_c / PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize) -> c_int {
-        accumulate("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NO_REQUEST)
-    }
-    fn MPI_Raccumulate / PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
-        accumulate("MPI_Raccumulate", origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, request)
-    }
-    fn MPI_Raccumulate_c / PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
-        accumulate("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
-    }
-    fn MPI_Get_accumulate / PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, result_addr: *mut c_void, result_count: c_int, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize) -> c_int {
-        get_accumulate("MPI_Get_accumulate", origin_addr, origin_count as i64, origin_datatype, result_addr, result_count as i64, result_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, NO_REQUEST)
-    }
-    fn MPI_Get_accumulate_c / PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, result_addr: *mut c_void, result_count: i64, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize) -> c_int {
-        get_accumulate("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NO_REQUEST)
-    }
-    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: usize, result_addr: *mut c_void, result_count: c_int, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: c_int, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
-        get_accumulate("MPI_Rget_accumulate", origin_addr, origin_count as i64, origin_datatype, result_addr, result_count as i64, result_datatype, target_rank, target_disp, target_count as i64, target_datatype, op, win, request)
-    }
-    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: i64, origin_datatype: usize, result_addr: *mut c_void, result_count: i64, result_datatype: usize, target_rank: c_int, target_disp: isize, target_count: i64, target_datatype: usize, op: usize, win: usize, request: *mut usize) -> c_int {
-        get_accumulate("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
-    }
     fn MPI_Fetch_and_op / PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: usize, target_rank: c_int, target_disp: isize, op: usize, win: usize) -> c_int {
-        get_accumulate("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op, win, NO_REQUEST)
+        transfer("MPI_Fetch_and_op", Kind::GetAccumulate, (origin_addr, 1, datatype), Some((result_addr, 1, datatype)), target_rank, target_disp, (1, datatype), op, win, NO_REQUEST)
     }
     fn MPI_Compare_and_swap / PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: usize, target_rank: c_int, target_disp: isize, win: usize) -> c_int {
         run(Call { f: "MPI_Compare_and_swap", win, kind: Kind::CompareAndSwap, origin: Some((origin_addr, 1, datatype)), compare: compare_addr,

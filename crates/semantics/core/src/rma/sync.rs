@@ -219,43 +219,62 @@ fn wait_all(function: &str, mut reqs: Vec<ReqId>) -> MpiResult<()> {
     })
 }
 
+/// The two sides of post-start-complete-wait.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// `MPI_Win_post`: receives the origins' completion messages.
+    Exposure,
+    /// `MPI_Win_start`: receives the targets' post messages.
+    Access,
+}
+
+/// Opens one side of an epoch over the members of `group`: posts an empty receive
+/// from each (of the message the other side sends) and records the epoch. Returns the
+/// members' window ranks and the receives.
+fn open_epoch(
+    function: &str,
+    win: WinId,
+    group: &Group,
+    side: Side,
+) -> MpiResult<(Vec<i32>, Vec<ReqId>)> {
+    with_win(function, win, |rt, w| {
+        let (open, tag, why) = match side {
+            Side::Exposure => (
+                w.epoch.exposure.is_some(),
+                TAG_COMPLETE,
+                "an exposure epoch is already open (MPI_Win_post without MPI_Win_wait)",
+            ),
+            Side::Access => (
+                w.epoch.access.is_some(),
+                TAG_POST,
+                "an access epoch is already open (MPI_Win_start without MPI_Win_complete)",
+            ),
+        };
+        if open {
+            return Err(sync_error(function, why));
+        }
+        let ranks = ranks_of(function, w, group)?;
+        let recvs = ranks
+            .iter()
+            .map(|&r| rt.irecv(function, w.comm, userbuf::bytes(0, 0), r, tag))
+            .collect::<MpiResult<Vec<_>>>()?;
+        match side {
+            Side::Exposure => w.epoch.exposure = Some(recvs.clone()),
+            Side::Access => w.epoch.access = Some(ranks.clone()),
+        }
+        Ok((ranks, recvs))
+    })
+}
+
 /// `MPI_Win_post`: exposes the window to the origins in `group`.
 pub fn post(function: &str, win: WinId, group: &Group) -> MpiResult<()> {
-    let origins = with_win(function, win, |rt, w| {
-        if w.epoch.exposure.is_some() {
-            return Err(sync_error(
-                function,
-                "an exposure epoch is already open (MPI_Win_post without MPI_Win_wait)",
-            ));
-        }
-        let origins = ranks_of(function, w, group)?;
-        let completes = origins
-            .iter()
-            .map(|&o| rt.irecv(function, w.comm, userbuf::bytes(0, 0), o, TAG_COMPLETE))
-            .collect::<MpiResult<Vec<_>>>()?;
-        w.epoch.exposure = Some(completes);
-        Ok(origins)
-    })?;
+    let (origins, _) = open_epoch(function, win, group, Side::Exposure)?;
     notify(function, win, &origins, TAG_POST)
 }
 
 /// `MPI_Win_start`: waits until every target in `group` posted.
 pub fn start_access(function: &str, win: WinId, group: &Group) -> MpiResult<()> {
-    let posts = with_win(function, win, |rt, w| {
-        if w.epoch.access.is_some() {
-            return Err(sync_error(
-                function,
-                "an access epoch is already open (MPI_Win_start without MPI_Win_complete)",
-            ));
-        }
-        let targets = ranks_of(function, w, group)?;
-        let posts = targets
-            .iter()
-            .map(|&t| rt.irecv(function, w.comm, userbuf::bytes(0, 0), t, TAG_POST))
-            .collect::<MpiResult<Vec<_>>>()?;
-        w.epoch.access = Some(targets);
-        Ok(posts)
-    })?;
+    let (_, posts) = open_epoch(function, win, group, Side::Access)?;
     wait_all(function, posts)
 }
 
