@@ -558,7 +558,9 @@ fn type_extent(f: &str, fh: usize, datatype: usize) -> IoResult<i64> {
 }
 
 /// User data representations are not supported: the standard's names are taken
-/// (`MPI_ERR_DUP_DATAREP`), any other is refused (`MPI_ERR_UNSUPPORTED_DATAREP`).
+/// (`MPI_ERR_DUP_DATAREP`), registering any other fails with
+/// `MPI_ERR_UNSUPPORTED_OPERATION` (the class the standard's programs test for a library
+/// that does not convert user representations).
 fn register_datarep(f: &str, datarep: *const c_char) -> c_int {
     call(MPI_FILE_NULL, || {
         let name = in_string(f, "datarep", datarep)?;
@@ -571,11 +573,11 @@ fn register_datarep(f: &str, datarep: *const c_char) -> c_int {
                 "a predefined representation",
             ),
             Err(_) => IoError::file(
-                FileClass::UnsupportedDatarep,
+                FileClass::UnsupportedOperation,
                 f,
                 "datarep",
                 format!("\"{name}\""),
-                "crossmpi supports no user-defined data representations",
+                "crossmpi converts no user-defined data representations",
             ),
         })
     })
