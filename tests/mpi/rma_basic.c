@@ -132,6 +132,31 @@ int main(int argc, char **argv) {
   for (int i = 0; i < N / 2; i++) CHECK(tm[i] == left * 100 + 2 * i, "vector put: tm[%d] = %d", i, tm[i]);
   MPI_Type_free(&every2);
   MPI_OK(MPI_Win_free(&tw));
+  /* ---- large transfers (data streamed straight into the target window) on a
+   * window of user memory, under fence and under a lock. */
+  enum { BIGN = 200 * 1024 };
+  char *bm = calloc(2 * BIGN, 1), *out = malloc(BIGN), *in = malloc(BIGN);
+  MPI_Win bw;
+  MPI_OK(MPI_Win_create(bm, 2 * BIGN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &bw));
+  t_fill(out, BIGN, 77 + me);
+  MPI_OK(MPI_Win_fence(0, bw));
+  MPI_OK(MPI_Put(out, BIGN, MPI_BYTE, right, 5, BIGN, MPI_BYTE, bw));
+  MPI_OK(MPI_Win_fence(0, bw));
+  CHECK(t_verify(bm + 5, BIGN, 77 + left) < 0, "large put under fence");
+  MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, left, 0, bw));
+  MPI_OK(MPI_Get(in, BIGN, MPI_BYTE, left, 5, BIGN, MPI_BYTE, bw));
+  MPI_OK(MPI_Win_unlock(left, bw));
+  CHECK(t_verify(in, BIGN, 77 + ll) < 0, "large get under a lock");
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, bw));
+  MPI_OK(MPI_Put(out, BIGN, MPI_BYTE, right, BIGN, BIGN, MPI_BYTE, bw));
+  MPI_OK(MPI_Win_unlock(right, bw));
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(t_verify(bm + BIGN, BIGN, 77 + left) < 0, "large put under a lock");
+  MPI_OK(MPI_Win_free(&bw));
+  free(bm);
+  free(out);
+  free(in);
   free(mem);
   t_finish();
   return 0;

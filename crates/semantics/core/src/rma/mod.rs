@@ -39,6 +39,7 @@ pub type WinId = Id;
 const TAG_REQ: i32 = 0;
 const TAG_POST: i32 = 1;
 const TAG_COMPLETE: i32 = 2;
+const TAG_DATA: i32 = 3;
 const FIRST_REPLY: i32 = 16;
 
 /// How a window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
@@ -74,6 +75,8 @@ pub struct Remote {
 struct Pending {
     target: i32,
     send: ReqId,
+    /// The data message of a streamed put.
+    data: Option<ReqId>,
     reply: Option<ReqId>,
     _msg: Vec<u8>,
     /// The request of an `MPI_R*` call, completed with the operation.
@@ -91,6 +94,7 @@ pub struct Window {
     pending: Vec<Pending>,
     next_reply: i32,
     incoming: VecDeque<target::Incoming>,
+    landing: Vec<target::Landing>,
     replies: Vec<(ReqId, Vec<u8>)>,
     lock: target::LockState,
     epoch: sync::Epoch,
@@ -162,10 +166,11 @@ pub fn progress(rt: &mut Runtime) -> bool {
 fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
     let before = w.pending.len();
     w.pending.retain(|p| {
-        let done = rt.st.is_done(p.send) && p.reply.is_none_or(|r| rt.st.is_done(r));
+        let done = rt.st.is_done(p.send)
+            && p.reply.is_none_or(|r| rt.st.is_done(r))
+            && p.data.is_none_or(|r| rt.st.is_done(r));
         if done {
-            rt.st.requests.remove(p.send);
-            if let Some(r) = p.reply {
+            for r in [Some(p.send), p.reply, p.data].into_iter().flatten() {
                 rt.st.requests.remove(r);
             }
             if let Some(r) = p.user.and_then(|u| rt.st.requests.get_mut(u)) {
@@ -270,6 +275,7 @@ fn install(
             pending: Vec::new(),
             next_reply: FIRST_REPLY,
             incoming: VecDeque::new(),
+            landing: Vec::new(),
             replies: Vec::new(),
             lock: Default::default(),
             epoch: Default::default(),
@@ -290,7 +296,7 @@ pub fn free(function: &str, win: WinId) -> MpiResult<()> {
         let mut all = windows();
         let w = all.get_mut(win)?;
         target::service(rt, w);
-        w.replies.is_empty().then_some(())
+        (w.replies.is_empty() && w.landing.is_empty()).then_some(())
     })?;
     runtime::with(function, |_| {
         windows().remove(win);
@@ -378,11 +384,14 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
                 return Ok(user);
             }
         }
+        let mut head = head;
+        if head.kind == Kind::Put && head.len > inline_max() {
+            head.kind = Kind::PutStream;
+        }
         let mut msg = head.encode().to_vec();
-        let data = if head.kind == Kind::Get {
-            [&None, &None]
-        } else {
-            [&a.origin, &a.compare]
+        let data = match head.kind {
+            Kind::Get | Kind::PutStream => [&None, &None],
+            _ => [&a.origin, &a.compare],
         };
         for b in data.into_iter().flatten() {
             let at = msg.len();
@@ -395,9 +404,21 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
         };
         let reply = Some(rt.irecv(function, w.comm, reply, a.target, head.reply_tag)?);
         let send = send_request(rt, w, function, a.target, &msg)?;
+        let data = match (head.kind, a.origin) {
+            (Kind::PutStream, Some(origin)) => Some(rt.isend(
+                function,
+                w.comm,
+                origin,
+                a.target,
+                TAG_DATA,
+                SendMode::Standard,
+            )?),
+            _ => None,
+        };
         w.pending.push(Pending {
             target: a.target,
             send,
+            data,
             reply,
             _msg: msg,
             user,
@@ -435,6 +456,14 @@ fn send_request(
 ) -> MpiResult<ReqId> {
     let buf = userbuf::bytes(msg.as_ptr() as usize, msg.len());
     rt.isend(function, w.comm, buf, target, TAG_REQ, SendMode::Standard)
+}
+
+/// Puts of more bytes than this send their data as a message of its own, received by
+/// the target straight into the window (no copy through a staging buffer); smaller ones
+/// travel inside the request, one message instead of two.
+fn inline_max() -> u64 {
+    static MAX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| progress_thread::env_u64("CROSSMPI_RMA_INLINE", 16384))
 }
 
 fn next_reply_tag(w: &mut Window) -> i32 {

@@ -14,7 +14,8 @@ use std::time::Duration;
 /// 1% of a core when idle.
 const DEFAULT_INTERVAL_US: u64 = 200;
 
-fn env_u64(name: &str, default: u64) -> u64 {
+/// A numeric `CROSSMPI_*` setting; a value that does not parse is reported and ignored.
+pub(super) fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Err(_) => default,
         Ok(v) => v.trim().parse().unwrap_or_else(|_| {

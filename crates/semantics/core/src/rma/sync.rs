@@ -106,6 +106,7 @@ fn lock_request(
             w.pending.push(Pending {
                 target: t,
                 send,
+                data: None,
                 reply,
                 _msg: msg,
                 user: None,

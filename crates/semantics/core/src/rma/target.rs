@@ -4,7 +4,7 @@
 //! wait in a queue until they can be granted.
 
 use super::wire::{Head, Kind};
-use super::{Memory, Window, TAG_REQ};
+use super::{Memory, Window, TAG_DATA, TAG_REQ};
 use crate::request::{SendMode, ANY_SOURCE};
 use crate::runtime::Runtime;
 use crate::userbuf;
@@ -16,6 +16,15 @@ pub(super) struct Incoming {
     req: crate::request::ReqId,
     source: i32,
     msg: Vec<u8>,
+}
+
+/// The data of a streamed put being received (into the window, or into `scratch` when
+/// the range is not window memory), acknowledged once it is in.
+pub(super) struct Landing {
+    req: crate::request::ReqId,
+    origin: i32,
+    reply_tag: i32,
+    _scratch: Vec<u8>,
 }
 
 /// The window's lock as its target keeps it.
@@ -55,6 +64,12 @@ pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
         apply(rt, w, i.source, &i.msg);
         any = true;
     }
+    while w.landing.first().is_some_and(|l| rt.st.is_done(l.req)) {
+        let l = w.landing.remove(0);
+        rt.st.requests.remove(l.req);
+        reply(rt, w, l.origin, l.reply_tag, Vec::new());
+        any = true;
+    }
     w.replies.retain(|(req, _)| {
         let done = rt.st.is_done(*req);
         if done {
@@ -67,6 +82,19 @@ pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
 
 fn reply(rt: &mut Runtime, w: &mut Window, to: i32, tag: i32, data: Vec<u8>) {
     let buf = userbuf::bytes(data.as_ptr() as usize, data.len());
+    reply_from(rt, w, to, tag, buf, data);
+}
+
+/// Replies with the bytes `buf` describes; `data` (their owner, if they are not window
+/// memory) lives until the send completes.
+fn reply_from(
+    rt: &mut Runtime,
+    w: &mut Window,
+    to: i32,
+    tag: i32,
+    buf: userbuf::UserBuf,
+    data: Vec<u8>,
+) {
     match rt.isend(
         "MPI one-sided target",
         w.comm,
@@ -124,7 +152,38 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
         _ => {}
     }
     let len = head.len as usize;
-    let Some(addr) = locate(&w.memory, head.offset, head.len) else {
+    let located = locate(&w.memory, head.offset, head.len);
+    if head.kind == Kind::PutStream {
+        let scratch = if located.is_some() {
+            Vec::new()
+        } else {
+            vec![0u8; len]
+        };
+        let into = located.unwrap_or(scratch.as_ptr() as usize);
+        match rt.irecv(
+            "MPI one-sided target",
+            w.comm,
+            userbuf::bytes(into, len),
+            source,
+            TAG_DATA,
+        ) {
+            Ok(req) => w.landing.push(Landing {
+                req,
+                origin: source,
+                reply_tag: head.reply_tag,
+                _scratch: scratch,
+            }),
+            Err(e) => eprintln!("crossmpi: one-sided put from rank {source}: {e:?}"),
+        }
+        if located.is_none() {
+            eprintln!(
+                "crossmpi: one-sided put from rank {source}: bytes [{}, +{len}) are outside the window memory; ignored",
+                head.offset
+            );
+        }
+        return;
+    }
+    let Some(addr) = located else {
         // The origin checks fixed windows itself; in a dynamic window only the target
         // knows what is attached. The origin still gets its reply so it cannot hang.
         eprintln!(
@@ -140,11 +199,17 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
         return;
     };
     let window_bytes = userbuf::bytes(addr, len);
+    if head.kind == Kind::Get {
+        // Straight from the window memory: a get conflicting with a concurrent update
+        // is erroneous in MPI, so the memory may be read while the reply streams.
+        reply_from(rt, w, source, head.reply_tag, window_bytes, Vec::new());
+        return;
+    }
     let mem = window_bytes
         .dense_mut(0, len)
         .expect("a byte buffer is dense");
     let old = match head.kind {
-        Kind::Get | Kind::GetAccumulate | Kind::CompareAndSwap => mem.to_vec(),
+        Kind::GetAccumulate | Kind::CompareAndSwap => mem.to_vec(),
         _ => Vec::new(),
     };
     match head.kind {
@@ -161,7 +226,7 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
                 mem.copy_from_slice(origin);
             }
         }
-        Kind::Get | Kind::Lock | Kind::Unlock => {}
+        Kind::Get | Kind::Lock | Kind::Unlock | Kind::PutStream => {}
     }
     reply(rt, w, source, head.reply_tag, old);
 }

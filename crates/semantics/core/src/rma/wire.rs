@@ -19,10 +19,13 @@ pub enum Kind {
     CompareAndSwap = 5,
     Lock = 6,
     Unlock = 7,
+    /// A put whose data follows as a message of its own (tag `TAG_DATA`), which the
+    /// target receives straight into the window memory.
+    PutStream = 8,
 }
 
 impl Kind {
-    const ALL: [Kind; 7] = [
+    const ALL: [Kind; 8] = [
         Kind::Put,
         Kind::Get,
         Kind::Accumulate,
@@ -30,6 +33,7 @@ impl Kind {
         Kind::CompareAndSwap,
         Kind::Lock,
         Kind::Unlock,
+        Kind::PutStream,
     ];
 }
 
@@ -99,7 +103,7 @@ impl Head {
         let expected = match kind {
             Kind::Put | Kind::Accumulate | Kind::GetAccumulate => head.len,
             Kind::CompareAndSwap => head.len.saturating_mul(2),
-            Kind::Get | Kind::Lock | Kind::Unlock => 0,
+            Kind::Get | Kind::Lock | Kind::Unlock | Kind::PutStream => 0,
         };
         if data.len() as u64 != expected {
             return Err(format!(
