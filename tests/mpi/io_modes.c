@@ -122,6 +122,12 @@ static void atomic(void) {
     CHECK_CROSSMPI(mixed == N, "round %d: int %d is %d, int 0 is %d", round, mixed, seen[mixed % N], seen[0]);
     CHECK(seen[0] >= 1 && seen[0] <= t_size, "block of %d", seen[0]);
   }
+  /* Collective accesses in atomic mode (each process locks around its own system
+   * calls, never across the collective's exchange). */
+  MPI_OK(MPI_File_write_at_all(fh, 0, mine, N, MPI_INT, &st));
+  MPI_OK(MPI_File_read_at_all(fh, 0, seen, N, MPI_INT, &st));
+  CHECK(t_count(&st, MPI_INT) == N, "read_at_all counted %d ints", t_count(&st, MPI_INT));
+  CHECK(seen[0] >= 1 && seen[0] <= t_size, "collective block of %d", seen[0]);
   free(mine);
   free(seen);
   MPI_OK(MPI_File_close(&fh));

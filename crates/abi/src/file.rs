@@ -149,10 +149,10 @@ fn access(
                 file.split_idle(f)?;
             }
             let bytes = match op {
-                Op::Read => file.read(f, at, &b)?,
-                Op::Write => file.write(f, at, &b)?,
-                Op::ReadAll => file.read_all(f, at, &b)?,
-                Op::WriteAll => file.write_all(f, at, &b)?,
+                Op::Read => file.read(f, at, &b, false)?,
+                Op::Write => file.write(f, at, &b, false)?,
+                Op::ReadAll => file.read(f, at, &b, true)?,
+                Op::WriteAll => file.write(f, at, &b, true)?,
             };
             match done {
                 Done::Status(s) => {

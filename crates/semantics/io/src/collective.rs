@@ -8,10 +8,9 @@
 //! processes skip the exchange (`CROSSMPI_IO_TWO_PHASE=auto`).
 
 use crate::error::{FileClass, IoError, IoResult};
-use crate::os;
+use crate::os::{self, Disk};
 use crate::team::Team;
 use crate::view::Extent;
-use std::fs::File;
 
 /// When collective calls aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -374,10 +373,13 @@ fn io_error(function: &str, what: &str, e: std::io::Error) -> IoError {
 }
 
 /// Writes `data` to `extents` one call each.
-pub fn write_extents(function: &str, f: &File, extents: &[Extent], data: &[u8]) -> IoResult<()> {
+pub fn write_extents(function: &str, disk: Disk, extents: &[Extent], data: &[u8]) -> IoResult<()> {
+    let _lock = disk
+        .lock(true)
+        .map_err(|e| io_error(function, "locking (atomic mode)", e))?;
     let mut at = 0usize;
     for &(off, len) in extents {
-        os::write_at(f, &data[at..at + len as usize], off)
+        os::write_at(disk.file, &data[at..at + len as usize], off)
             .map_err(|e| io_error(function, "pwrite", e))?;
         at += len as usize;
     }
@@ -389,7 +391,7 @@ pub fn write_extents(function: &str, f: &File, extents: &[Extent], data: &[u8]) 
 pub fn write(
     function: &'static str,
     team: &dyn Team,
-    f: &File,
+    disk: Disk,
     cfg: &Config,
     extents: &[Extent],
     data: &[u8],
@@ -398,7 +400,7 @@ pub fn write(
         return Ok(());
     };
     if !aggregate {
-        let r = write_extents(function, f, extents, data);
+        let r = write_extents(function, disk, extents, data);
         return agree(function, team, r);
     }
     let n = team.size();
@@ -425,7 +427,7 @@ pub fn write(
         if let (Some(a), Some(lists), Ok(())) = (me_agg, lists, &failed) {
             failed = write_window(
                 function,
-                f,
+                disk,
                 plan.window(a, r as u64),
                 lists,
                 &got,
@@ -440,7 +442,7 @@ pub fn write(
 /// covered range with one call.
 fn write_window(
     function: &str,
-    f: &File,
+    disk: Disk,
     (wl, wh): (u64, u64),
     lists: &[Vec<Extent>],
     got: &[Vec<u8>],
@@ -465,9 +467,12 @@ fn write_window(
             _ => merged.push((off, len)),
         }
     }
+    let _lock = disk
+        .lock(true)
+        .map_err(|e| io_error(function, "locking (atomic mode)", e))?;
     for (off, len) in merged {
         let src = &window[(off - wl) as usize..(off - wl + len) as usize];
-        os::write_at(f, src, off).map_err(|e| io_error(function, "pwrite", e))?;
+        os::write_at(disk.file, src, off).map_err(|e| io_error(function, "pwrite", e))?;
     }
     Ok(())
 }
@@ -477,7 +482,7 @@ fn write_window(
 pub fn read(
     function: &'static str,
     team: &dyn Team,
-    f: &File,
+    disk: Disk,
     cfg: &Config,
     extents: &[Extent],
     out: &mut [u8],
@@ -486,7 +491,7 @@ pub fn read(
         return Ok(());
     };
     if !aggregate {
-        let r = read_extents(function, f, extents, out);
+        let r = read_extents(function, disk, extents, out);
         return agree(function, team, r);
     }
     let n = team.size();
@@ -509,7 +514,10 @@ pub fn read(
                 // more is harmless and one large call beats many small ones).
                 window.clear();
                 window.resize((hi - wl) as usize, 0);
-                if let Err(e) = os::read_at(f, &mut window[(lo - wl) as usize..], lo) {
+                let read = disk.lock(false).and_then(|_lock| {
+                    os::read_at(disk.file, &mut window[(lo - wl) as usize..], lo)
+                });
+                if let Err(e) = read {
                     failed = Err(io_error(function, "pread", e));
                 }
             }
@@ -533,11 +541,19 @@ pub fn read(
 }
 
 /// Reads `extents` into `out` one call each; a short read (end of file) leaves zeros.
-pub fn read_extents(function: &str, f: &File, extents: &[Extent], out: &mut [u8]) -> IoResult<()> {
+pub fn read_extents(
+    function: &str,
+    disk: Disk,
+    extents: &[Extent],
+    out: &mut [u8],
+) -> IoResult<()> {
+    let _lock = disk
+        .lock(false)
+        .map_err(|e| io_error(function, "locking (atomic mode)", e))?;
     let mut at = 0usize;
     for &(off, len) in extents {
         let dst = &mut out[at..at + len as usize];
-        let n = os::read_at(f, dst, off).map_err(|e| io_error(function, "pread", e))?;
+        let n = os::read_at(disk.file, dst, off).map_err(|e| io_error(function, "pread", e))?;
         dst[n..].fill(0);
         at += len as usize;
     }

@@ -7,7 +7,7 @@ use crate::amode::{self, Amode};
 use crate::collective::{self, agree, Config};
 use crate::datarep::Datarep;
 use crate::error::{FileClass, IoError, IoResult};
-use crate::os::{self, Lock};
+use crate::os::{self, Disk};
 use crate::shared::SharedPointer;
 use crate::team::{CommTeam, Team};
 use crate::view::{Extent, View};
@@ -73,22 +73,6 @@ pub struct File {
     atomic: bool,
     split: Option<Split>,
     cfg: Config,
-}
-
-/// The lock atomic mode takes around an access (shared for reads).
-fn atomic_lock<'a>(
-    function: &str,
-    f: &'a OsFile,
-    atomic: bool,
-    path: &std::path::Path,
-    exclusive: bool,
-) -> IoResult<Option<Lock<'a>>> {
-    if !atomic {
-        return Ok(None);
-    }
-    Lock::new(f, exclusive)
-        .map(Some)
-        .map_err(|e| os_error(function, "locking for atomic mode", path, e))
 }
 
 fn os_error(function: &str, what: &str, path: &std::path::Path, e: std::io::Error) -> IoError {
@@ -383,98 +367,95 @@ impl File {
         })
     }
 
-    /// An independent write; returns the bytes of `buf` written.
-    pub fn write(&mut self, function: &'static str, at: At, buf: &UserBuf) -> IoResult<u64> {
-        self.check_access(function, true, at)?;
-        let rep = self.view.datarep;
-        let len = rep.file_bytes(buf);
+    fn disk(&self) -> Disk<'_> {
+        Disk {
+            file: &self.os,
+            atomic: self.atomic,
+        }
+    }
+
+    /// The file bytes and etypes `buf` occupies, and where the access starts
+    /// (`collective`: every process of the file calls it alike).
+    fn place(
+        &mut self,
+        function: &'static str,
+        at: At,
+        buf: &UserBuf,
+        collective: bool,
+    ) -> IoResult<(Vec<Extent>, u64)> {
+        let len = self.view.datarep.file_bytes(buf);
         let n = self.etypes(function, len)?;
-        let data = rep.encode(function, buf)?;
-        let start = self.claim(function, at, n)?;
-        let extents = self.view.extents(start * self.view.etype_size(), len);
-        let _lock = atomic_lock(function, &self.os, self.atomic, &self.path, true)?;
-        collective::write_extents(function, &self.os, &extents, &data)?;
+        let start = if collective {
+            self.collective_start(function, at, n)?
+        } else {
+            self.claim(function, at, n)?
+        };
+        Ok((self.view.extents(start * self.view.etype_size(), len), n))
+    }
+
+    /// A write, independent or collective (`_all`, `_at_all`, `_ordered`); returns the
+    /// bytes of `buf` written.
+    pub fn write(
+        &mut self,
+        function: &'static str,
+        at: At,
+        buf: &UserBuf,
+        collective: bool,
+    ) -> IoResult<u64> {
+        self.check_access(function, true, at)?;
+        let data = self.view.datarep.encode(function, buf)?;
+        let (extents, _) = self.place(function, at, buf, collective)?;
+        if collective {
+            collective::write(
+                function,
+                self.team.as_ref(),
+                self.disk(),
+                &self.cfg,
+                &extents,
+                &data,
+            )?;
+        } else {
+            collective::write_extents(function, self.disk(), &extents, &data)?;
+        }
         Ok(buf.bytes())
     }
 
-    /// An independent read; returns the bytes of `buf` filled (less at the end of file).
-    pub fn read(&mut self, function: &'static str, at: At, buf: &UserBuf) -> IoResult<u64> {
+    /// A read, independent or collective; returns the bytes of `buf` filled (less at the
+    /// end of the file).
+    pub fn read(
+        &mut self,
+        function: &'static str,
+        at: At,
+        buf: &UserBuf,
+        collective: bool,
+    ) -> IoResult<u64> {
         self.check_access(function, false, at)?;
         let rep = self.view.datarep;
-        let len = rep.file_bytes(buf);
-        let n = self.etypes(function, len)?;
-        let start = self.claim(function, at, n)?;
-        let extents = self.view.extents(start * self.view.etype_size(), len);
-        let lock = atomic_lock(function, &self.os, self.atomic, &self.path, false)?;
-        let size = self.size(function)?;
-        let have = present(&extents, size);
-        if rep != Datarep::External32 && extents.len() == 1 {
-            if let Some(dst) = buf.dense_mut(0, len as usize) {
-                collective::read_extents(function, &self.os, &extents, dst)?;
-                drop(lock);
-                self.unread(at, n, have);
-                return Ok(have);
+        let (extents, n) = self.place(function, at, buf, collective)?;
+        let have = present(&extents, self.size(function)?);
+        let len = rep.file_bytes(buf) as usize;
+        let direct = !collective && rep != Datarep::External32 && extents.len() == 1;
+        let got = match buf.dense_mut(0, len).filter(|_| direct) {
+            Some(dst) => {
+                collective::read_extents(function, self.disk(), &extents, dst)?;
+                have
             }
-        }
-        let mut data = vec![0u8; len as usize];
-        collective::read_extents(function, &self.os, &extents, &mut data)?;
-        drop(lock);
-        self.unread(at, n, have);
-        Ok(rep.decode(&data, have as usize, buf))
-    }
-
-    /// After a read of `asked` etypes that found `have` bytes: an individual pointer
-    /// advances by what was read, not by what was asked.
-    fn unread(&mut self, at: At, asked: u64, have: u64) {
+            None => {
+                let mut data = vec![0u8; len];
+                if collective {
+                    let team = self.team.as_ref();
+                    collective::read(function, team, self.disk(), &self.cfg, &extents, &mut data)?;
+                } else {
+                    collective::read_extents(function, self.disk(), &extents, &mut data)?;
+                }
+                rep.decode(&data, have as usize, buf)
+            }
+        };
+        // An individual pointer advances by what was read, not by what was asked.
         if at == At::Individual {
-            self.position -= asked - have / self.view.etype_size();
+            self.position -= n - have / self.view.etype_size();
         }
-    }
-
-    /// A collective write (`_all`, `_at_all`, `_ordered`); returns the bytes written.
-    pub fn write_all(&mut self, function: &'static str, at: At, buf: &UserBuf) -> IoResult<u64> {
-        self.check_access(function, true, at)?;
-        let rep = self.view.datarep;
-        let len = rep.file_bytes(buf);
-        let n = self.etypes(function, len)?;
-        let data = rep.encode(function, buf)?;
-        let start = self.collective_start(function, at, n)?;
-        let extents = self.view.extents(start * self.view.etype_size(), len);
-        let _lock = atomic_lock(function, &self.os, self.atomic, &self.path, true)?;
-        collective::write(
-            function,
-            self.team.as_ref(),
-            &self.os,
-            &self.cfg,
-            &extents,
-            &data,
-        )?;
-        Ok(buf.bytes())
-    }
-
-    /// A collective read; returns the bytes of `buf` filled.
-    pub fn read_all(&mut self, function: &'static str, at: At, buf: &UserBuf) -> IoResult<u64> {
-        self.check_access(function, false, at)?;
-        let rep = self.view.datarep;
-        let len = rep.file_bytes(buf);
-        let n = self.etypes(function, len)?;
-        let start = self.collective_start(function, at, n)?;
-        let extents = self.view.extents(start * self.view.etype_size(), len);
-        let lock = atomic_lock(function, &self.os, self.atomic, &self.path, false)?;
-        let size = self.size(function)?;
-        let have = present(&extents, size);
-        let mut data = vec![0u8; len as usize];
-        collective::read(
-            function,
-            self.team.as_ref(),
-            &self.os,
-            &self.cfg,
-            &extents,
-            &mut data,
-        )?;
-        drop(lock);
-        self.unread(at, n, have);
-        Ok(rep.decode(&data, have as usize, buf))
+        Ok(got)
     }
 
     /// Where each process's part of a collective access starts. For `_ordered` calls

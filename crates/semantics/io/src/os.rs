@@ -59,6 +59,25 @@ impl Drop for Lock<'_> {
     }
 }
 
+/// The data file as accesses use it: in atomic mode every access holds the file lock
+/// (exclusive to write, shared to read) around its system calls.
+#[derive(Clone, Copy)]
+pub struct Disk<'a> {
+    pub file: &'a File,
+    pub atomic: bool,
+}
+
+impl<'a> Disk<'a> {
+    /// The lock of one access (none outside atomic mode).
+    pub fn lock(&self, exclusive: bool) -> io::Result<Option<Lock<'a>>> {
+        if self.atomic {
+            Lock::new(self.file, exclusive).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
 /// Reserves storage for the first `size` bytes (growing the file if shorter); file
 /// systems without `fallocate` get the size only.
 pub fn preallocate(f: &File, size: u64) -> io::Result<()> {

@@ -115,7 +115,13 @@ fn interleaved_view(f: &mut File, n: usize, block: u64) {
         .unwrap();
 }
 
-fn check_collective(path: String, nodes: &'static [u32], buffer: &str, two_phase: &str) {
+fn check_collective(
+    path: String,
+    nodes: &'static [u32],
+    buffer: &str,
+    two_phase: &str,
+    atomic: bool,
+) {
     std::env::set_var("CROSSMPI_IO_BUFFER", buffer);
     std::env::set_var("CROSSMPI_IO_TWO_PHASE", two_phase);
     let (n, block, blocks) = (nodes.len(), 3u64, 50usize);
@@ -123,16 +129,17 @@ fn check_collective(path: String, nodes: &'static [u32], buffer: &str, two_phase
     run(nodes, move |rank, team| {
         let mut f = File::open_with("open", team, None, &p, RDWR | CREATE).unwrap();
         interleaved_view(&mut f, n, block);
+        f.set_atomicity("set_atomicity", atomic).unwrap();
         let mut data: Vec<i32> = (0..blocks * block as usize)
             .map(|i| (rank * 100_000 + i) as i32)
             .collect();
         let w = f
-            .write_all("write_all", At::Individual, &ints(&mut data))
+            .write("write_all", At::Individual, &ints(&mut data), true)
             .unwrap();
         assert_eq!(w, data.len() as u64 * 4);
         let mut back = vec![0i32; data.len()];
         let r = f
-            .read_all("read_all", At::Offset(0), &ints(&mut back))
+            .read("read_all", At::Offset(0), &ints(&mut back), true)
             .unwrap();
         assert_eq!((r, &back), (w, &data));
         f.close("close").unwrap();
@@ -157,9 +164,11 @@ fn check_collective(path: String, nodes: &'static [u32], buffer: &str, two_phase
 
 #[test]
 fn collective_writes_and_reads_through_aggregators() {
-    check_collective(temp("two-phase"), &[0, 0, 1, 1], "4096", "always");
-    check_collective(temp("one-node"), &[0, 0, 0], "1048576", "auto");
-    check_collective(temp("direct"), &[0, 1, 2, 3], "4096", "never");
+    check_collective(temp("two-phase"), &[0, 0, 1, 1], "4096", "always", false);
+    // Atomic mode locks around the system calls, not around the exchange.
+    check_collective(temp("atomic"), &[0, 0, 1, 1], "4096", "always", true);
+    check_collective(temp("one-node"), &[0, 0, 0], "1048576", "auto", false);
+    check_collective(temp("direct"), &[0, 1, 2, 3], "4096", "never", true);
 }
 
 #[test]
@@ -172,17 +181,18 @@ fn shared_pointer_and_ordered_access() {
         f.set_view("set_view", Some(0), int.clone(), int, "external32")
             .unwrap();
         let mut mine = vec![rank as i32 + 1; rank + 1];
-        f.write_all("write_ordered", At::Shared, &ints(&mut mine))
+        f.write("write_ordered", At::Shared, &ints(&mut mine), true)
             .unwrap();
         f.team().barrier("b").unwrap();
         assert_eq!(f.position_shared("pos").unwrap(), 6);
         f.team().barrier("b").unwrap();
-        f.write("write_shared", At::Shared, &ints(&mut [7]))
+        f.write("write_shared", At::Shared, &ints(&mut [7]), false)
             .unwrap();
         f.team().barrier("b").unwrap();
         assert_eq!(f.position_shared("pos").unwrap(), 9);
         let mut all = vec![0i32; 9];
-        f.read("read_at", At::Offset(0), &ints(&mut all)).unwrap();
+        f.read("read_at", At::Offset(0), &ints(&mut all), false)
+            .unwrap();
         assert_eq!(&all[..6], &[1, 2, 2, 3, 3, 3]);
         assert_eq!(&all[6..], &[7, 7, 7]);
         f.close("close").unwrap();
