@@ -17,8 +17,16 @@ run() { # mpi transport command...
     echo "$mpi,$tr,$kind,$bytes,$us,$mbps" >> "$csv"
   done
 }
-run crossmpi shm "$prefix/bin/mpirun" -n 2 "$tmp/x"
-CROSSMPI_TRANSPORT=tcp run crossmpi tcp "$prefix/bin/mpirun" -n 2 "$tmp/x"
+# Open MPI binds each of 2 ranks to a core by default; crossmpi's mpirun does not bind,
+# so its ranks are bound here the same way (rank r on core r), else a busy machine may
+# put both on one core and every message then waits for a context switch.
+cat > "$tmp/bind" <<'SH'
+#!/bin/sh
+exec taskset -c "$PMI_RANK" "$@"
+SH
+chmod +x "$tmp/bind"
+run crossmpi shm "$prefix/bin/mpirun" -n 2 "$tmp/bind" "$tmp/x"
+CROSSMPI_TRANSPORT=tcp run crossmpi tcp "$prefix/bin/mpirun" -n 2 "$tmp/bind" "$tmp/x"
 run openmpi shm mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 "$tmp/o"
 run openmpi tcp mpirun.openmpi --allow-run-as-root --oversubscribe --mca btl tcp,self --mca osc pt2pt -n 2 "$tmp/o"
 column -t -s, "$csv"
