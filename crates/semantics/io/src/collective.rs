@@ -386,6 +386,28 @@ pub fn write_extents(function: &str, disk: Disk, extents: &[Extent], data: &[u8]
     Ok(())
 }
 
+/// What reads and writes share before their rounds: the plan, the schedule and this
+/// process's aggregator index; None when the access is complete already (nothing to
+/// access, or accessed by `direct` because aggregating does not pay).
+fn setup(
+    function: &'static str,
+    team: &dyn Team,
+    cfg: &Config,
+    extents: &[Extent],
+    direct: impl FnOnce() -> IoResult<()>,
+) -> IoResult<Option<(Plan, Schedule, Option<usize>)>> {
+    let Some((plan, aggregate)) = plan(function, team, cfg, extents)? else {
+        return Ok(None);
+    };
+    if !aggregate {
+        agree(function, team, direct())?;
+        return Ok(None);
+    }
+    let me_agg = plan.aggregators.iter().position(|&r| r == team.rank());
+    let sched = Schedule::new(function, team, &plan, extents, me_agg)?;
+    Ok(Some((plan, sched, me_agg)))
+}
+
 /// `MPI_File_write_all` and friends: `data` is this process's stream, `extents` where it
 /// goes (in file order).
 pub fn write(
@@ -396,16 +418,11 @@ pub fn write(
     extents: &[Extent],
     data: &[u8],
 ) -> IoResult<()> {
-    let Some((plan, aggregate)) = plan(function, team, cfg, extents)? else {
+    let direct = || write_extents(function, disk, extents, data);
+    let Some((plan, sched, me_agg)) = setup(function, team, cfg, extents, direct)? else {
         return Ok(());
     };
-    if !aggregate {
-        let r = write_extents(function, disk, extents, data);
-        return agree(function, team, r);
-    }
     let n = team.size();
-    let me_agg = plan.aggregators.iter().position(|&r| r == team.rank());
-    let sched = Schedule::new(function, team, &plan, extents, me_agg)?;
     let mut window = Vec::new();
     let mut failed: IoResult<()> = Ok(());
     for r in 0..plan.rounds as usize {
@@ -487,16 +504,11 @@ pub fn read(
     extents: &[Extent],
     out: &mut [u8],
 ) -> IoResult<()> {
-    let Some((plan, aggregate)) = plan(function, team, cfg, extents)? else {
+    let direct = || read_extents(function, disk, extents, out);
+    let Some((plan, sched, me_agg)) = setup(function, team, cfg, extents, direct)? else {
         return Ok(());
     };
-    if !aggregate {
-        let r = read_extents(function, disk, extents, out);
-        return agree(function, team, r);
-    }
     let n = team.size();
-    let me_agg = plan.aggregators.iter().position(|&r| r == team.rank());
-    let sched = Schedule::new(function, team, &plan, extents, me_agg)?;
     let mut window = Vec::new();
     let mut failed: IoResult<()> = Ok(());
     for r in 0..plan.rounds as usize {
