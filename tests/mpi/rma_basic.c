@@ -130,6 +130,38 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Put(big, 1, every2, right, 0, N / 2, MPI_INT, tw));
   MPI_OK(MPI_Win_fence(0, tw));
   for (int i = 0; i < N / 2; i++) CHECK(tm[i] == left * 100 + 2 * i, "vector put: tm[%d] = %d", i, tm[i]);
+  /* ---- strided target datatypes (the origin is contiguous): put, get and
+   * accumulate, on memory of MPI_Win_allocate and of MPI_Win_create. */
+  int *user = calloc(N, sizeof(int));
+  MPI_Win uw;
+  MPI_OK(MPI_Win_create(user, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &uw));
+  MPI_Win both[2] = {tw, uw};
+  int *memof[2] = {tm, user};
+  for (int k = 0; k < 2; k++) {
+    MPI_Win ww = both[k];
+    int *m = memof[k];
+    int mineN[N / 2], back[N / 2];
+    for (int i = 0; i < N / 2; i++) mineN[i] = me * 100 + i;
+    MPI_OK(MPI_Win_fence(0, ww));
+    for (int i = 0; i < N; i++) m[i] = -1;
+    MPI_OK(MPI_Win_fence(0, ww));
+    /* every second int of right's window, starting at int 1 */
+    MPI_OK(MPI_Put(mineN, N / 2, MPI_INT, right, 1, 1, every2, ww));
+    MPI_OK(MPI_Win_fence(0, ww));
+    for (int i = 0; i < N; i++) {
+      int want = (i % 2 == 1 && i / 2 < N / 2) ? left * 100 + i / 2 : -1;
+      CHECK(m[i] == want, "window %d: strided put: m[%d] = %d, expected %d", k, i, m[i], want);
+    }
+    MPI_OK(MPI_Get(back, N / 2, MPI_INT, left, 1, 1, every2, ww));
+    MPI_OK(MPI_Win_fence(0, ww));
+    for (int i = 0; i < N / 2; i++) CHECK(back[i] == ll * 100 + i, "window %d: strided get: %d", k, back[i]);
+    MPI_OK(MPI_Accumulate(mineN, N / 2, MPI_INT, right, 1, 1, every2, MPI_SUM, ww));
+    MPI_OK(MPI_Win_fence(0, ww));
+    for (int i = 0; i < N / 2; i++) CHECK(m[2 * i + 1] == 2 * (left * 100 + i), "window %d: strided accumulate: %d", k, m[2 * i + 1]);
+    CHECK(m[0] == -1 && m[2] == -1, "window %d: the gaps stay untouched", k);
+  }
+  MPI_OK(MPI_Win_free(&uw));
+  free(user);
   MPI_Type_free(&every2);
   MPI_OK(MPI_Win_free(&tw));
   /* ---- large transfers (data streamed straight into the target window) on a

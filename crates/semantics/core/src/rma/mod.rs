@@ -9,6 +9,7 @@
 //! with [`progress_thread`], while it computes).
 //! docs/rma.md describes the design and its limits.
 
+mod layout;
 mod progress_thread;
 mod shared;
 mod sync;
@@ -375,9 +376,9 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             }
             return Ok(user);
         }
-        let head = describe_access(function, w, &a)?;
+        let (head, runs) = describe_access(function, w, &a)?;
         if let Some(base) = w.direct.get(a.target as usize).copied().flatten() {
-            if copy_direct(base, &head, &a) {
+            if copy_direct(base, &head, &runs, &a) {
                 if let Some(u) = user {
                     rt.st.requests.get_mut(u).expect("just inserted").complete = true;
                 }
@@ -385,10 +386,10 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             }
         }
         let mut head = head;
-        if head.kind == Kind::Put && head.len > inline_max() {
+        if head.kind == Kind::Put && head.len > inline_max() && runs.len() == 1 {
             head.kind = Kind::PutStream;
         }
-        let mut msg = head.encode().to_vec();
+        let mut msg = head.encode(&runs);
         let data = match head.kind {
             Kind::Get | Kind::PutStream => [&None, &None],
             _ => [&a.origin, &a.compare],
@@ -429,19 +430,21 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
 
 /// A put or get to memory this process maps: done by copying. False for operations
 /// that must run at the target (accumulates stay atomic by all going there).
-fn copy_direct(base: usize, head: &Head, a: &Access) -> bool {
-    let mem = userbuf::bytes(base + head.offset as usize, head.len as usize);
+fn copy_direct(base: usize, head: &Head, runs: &[layout::Run], a: &Access) -> bool {
+    let mem = userbuf::bytes(base + head.offset as usize, head.span as usize);
+    let span = mem
+        .dense_mut(0, head.span as usize)
+        .expect("bytes are dense");
+    let dense = runs.len() == 1;
     match (head.kind, &a.origin, &a.result) {
+        (Kind::Put, Some(origin), _) if dense => origin.pack_into(0, span),
         (Kind::Put, Some(origin), _) => {
-            let dst = mem
-                .dense_mut(0, head.len as usize)
-                .expect("bytes are dense");
-            origin.pack_into(0, dst);
+            let mut packed = vec![0u8; head.len as usize];
+            origin.pack_into(0, &mut packed);
+            layout::scatter(span, runs, &packed);
         }
-        (Kind::Get, _, Some(result)) => {
-            let src = mem.dense(0, head.len as usize).expect("bytes are dense");
-            result.unpack_from(0, src);
-        }
+        (Kind::Get, _, Some(result)) if dense => result.unpack_from(0, span),
+        (Kind::Get, _, Some(result)) => result.unpack_from(0, &layout::gather(span, runs)),
         _ => return false,
     }
     true
@@ -477,7 +480,11 @@ fn next_reply_tag(w: &mut Window) -> i32 {
 }
 
 /// Checks an access against the target's window and builds its head.
-fn describe_access(function: &str, w: &mut Window, a: &Access) -> MpiResult<Head> {
+fn describe_access(
+    function: &str,
+    w: &mut Window,
+    a: &Access,
+) -> MpiResult<(Head, Vec<layout::Run>)> {
     let n = w.remote.len();
     let target = usize::try_from(a.target)
         .ok()
@@ -495,15 +502,7 @@ fn describe_access(function: &str, w: &mut Window, a: &Access) -> MpiResult<Head
             )
         })?;
     let t = &a.target_type;
-    if a.target_count > 0 && t.size() > 0 && !t.is_contiguous() {
-        return Err(MpiError::arg(
-            ErrorClass::Type,
-            function,
-            "target_datatype",
-            "derived",
-            "target datatypes must be contiguous in this version (origin datatypes may be any)",
-        ));
-    }
+    let (lo, span, runs) = layout::runs(function, t, a.target_count)?;
     let len = t.size() * a.target_count;
     for (arg, b) in [("origin_count", &a.origin), ("result_count", &a.result)] {
         if let Some(b) = b {
@@ -520,14 +519,14 @@ fn describe_access(function: &str, w: &mut Window, a: &Access) -> MpiResult<Head
     }
     let r = w.remote[target];
     let (offset, limit) = if w.flavor == Flavor::Dynamic {
-        (a.disp as i128 + t.true_lb() as i128, u64::MAX as i128)
+        (a.disp as i128 + lo as i128, u64::MAX as i128)
     } else {
         (
-            a.disp as i128 * r.disp_unit as i128 + t.true_lb() as i128,
+            a.disp as i128 * r.disp_unit as i128 + lo as i128,
             r.size as i128,
         )
     };
-    if offset < 0 || offset + len as i128 > limit {
+    if offset < 0 || offset + span as i128 > limit {
         return Err(MpiError::arg(
             ErrorClass::RmaRange,
             function,
@@ -535,7 +534,7 @@ fn describe_access(function: &str, w: &mut Window, a: &Access) -> MpiResult<Head
             a.disp,
             format!(
                 "bytes [{offset}, {}) lie outside rank {target}'s window of {} bytes",
-                offset + len as i128,
+                offset + span as i128,
                 r.size
             ),
         ));
@@ -560,13 +559,15 @@ fn describe_access(function: &str, w: &mut Window, a: &Access) -> MpiResult<Head
     } else {
         a.kind
     };
-    Ok(Head {
+    let head = Head {
         kind,
         op: a.op,
         basic,
         exclusive: false,
         reply_tag: next_reply_tag(w),
         offset: offset as u64,
+        span,
         len,
-    })
+    };
+    Ok((head, runs))
 }

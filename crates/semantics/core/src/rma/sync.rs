@@ -96,12 +96,13 @@ fn lock_request(
                 exclusive,
                 reply_tag: next_reply_tag(w),
                 offset: 0,
+                span: 0,
                 len: 0,
             };
             let reply = (kind == Kind::Lock)
                 .then(|| rt.irecv(function, w.comm, userbuf::bytes(0, 0), t, head.reply_tag))
                 .transpose()?;
-            let msg = head.encode().to_vec();
+            let msg = head.encode(&[]);
             let send = send_request(rt, w, function, t, &msg)?;
             w.pending.push(Pending {
                 target: t,

@@ -3,7 +3,8 @@
 //! (so accumulates to one element are atomic and ordered, as MPI requires). Lock requests
 //! wait in a queue until they can be granted.
 
-use super::wire::{Head, Kind};
+use super::layout;
+use super::wire::{Head, Kind, Request};
 use super::{Memory, Window, TAG_DATA, TAG_REQ};
 use crate::request::{SendMode, ANY_SOURCE};
 use crate::runtime::Runtime;
@@ -125,7 +126,7 @@ fn locate(mem: &Memory, offset: u64, len: u64) -> Option<usize> {
 }
 
 fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
-    let (head, data) = match Head::parse(msg) {
+    let Request { head, runs, data } = match Head::parse(msg) {
         Ok(x) => x,
         Err(why) => {
             eprintln!("crossmpi: dropping a one-sided request from rank {source}: {why}");
@@ -152,7 +153,7 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
         _ => {}
     }
     let len = head.len as usize;
-    let located = locate(&w.memory, head.offset, head.len);
+    let located = locate(&w.memory, head.offset, head.span);
     if head.kind == Kind::PutStream {
         let scratch = if located.is_some() {
             Vec::new()
@@ -187,8 +188,8 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
         // The origin checks fixed windows itself; in a dynamic window only the target
         // knows what is attached. The origin still gets its reply so it cannot hang.
         eprintln!(
-            "crossmpi: one-sided {:?} from rank {source}: bytes [{}, +{len}) are outside the window memory; ignored",
-            head.kind, head.offset
+            "crossmpi: one-sided {:?} from rank {source}: bytes [{}, +{}) are outside the window memory; ignored",
+            head.kind, head.offset, head.span
         );
         let fill = if head.kind == Kind::Put || head.kind == Kind::Accumulate {
             0
@@ -198,35 +199,44 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
         reply(rt, w, source, head.reply_tag, vec![0; fill]);
         return;
     };
-    let window_bytes = userbuf::bytes(addr, len);
-    if head.kind == Kind::Get {
+    let window_bytes = userbuf::bytes(addr, head.span as usize);
+    if head.kind == Kind::Get && runs.is_empty() {
         // Straight from the window memory: a get conflicting with a concurrent update
         // is erroneous in MPI, so the memory may be read while the reply streams.
         reply_from(rt, w, source, head.reply_tag, window_bytes, Vec::new());
         return;
     }
-    let mem = window_bytes
-        .dense_mut(0, len)
+    let span = window_bytes
+        .dense_mut(0, head.span as usize)
         .expect("a byte buffer is dense");
-    let old = match head.kind {
-        Kind::GetAccumulate | Kind::CompareAndSwap => mem.to_vec(),
+    let whole = [(0, head.span)];
+    let runs: &[layout::Run] = if runs.is_empty() { &whole } else { &runs };
+    let mut old = match head.kind {
+        Kind::Get | Kind::GetAccumulate | Kind::CompareAndSwap | Kind::Accumulate => {
+            layout::gather(span, runs)
+        }
         _ => Vec::new(),
     };
     match head.kind {
-        Kind::Put => mem.copy_from_slice(data),
+        Kind::Put => layout::scatter(span, runs, data),
         Kind::Accumulate | Kind::GetAccumulate => {
             let basic = head.basic.expect("checked by parse");
-            if let Err(e) = op::apply(head.op, basic, data, mem) {
-                eprintln!("crossmpi: one-sided accumulate from rank {source}: {e:?}");
+            let mut new = old.clone();
+            match op::apply(head.op, basic, data, &mut new) {
+                Ok(()) => layout::scatter(span, runs, &new),
+                Err(e) => eprintln!("crossmpi: one-sided accumulate from rank {source}: {e:?}"),
             }
         }
         Kind::CompareAndSwap => {
             let (origin, compare) = data.split_at(len);
-            if mem == compare {
-                mem.copy_from_slice(origin);
+            if old == compare {
+                layout::scatter(span, runs, origin);
             }
         }
         Kind::Get | Kind::Lock | Kind::Unlock | Kind::PutStream => {}
+    }
+    if head.kind == Kind::Accumulate {
+        old = Vec::new();
     }
     reply(rt, w, source, head.reply_tag, old);
 }
