@@ -98,7 +98,8 @@ int main(int argc, char **argv) {
   char val[64];
   int flag;
   MPI_Info_get(used, "no_locks", 63, val, &flag);
-  CHECK(flag && strcmp(val, "false") == 0, "info no_locks");
+  /* An MPI may drop hints it does not use; crossmpi keeps what it is given. */
+  CHECK_CROSSMPI(flag && strcmp(val, "false") == 0, "info no_locks");
   MPI_Info_free(&info);
   MPI_Info_free(&used);
 
@@ -164,8 +165,9 @@ int main(int argc, char **argv) {
   CHECK(region[3] == 4242 + left, "dynamic put: %d", region[3]);
   MPI_OK(MPI_Win_detach(dw, region));
   MPI_OK(MPI_Win_set_errhandler(dw, MPI_ERRORS_RETURN));
+  /* Erroneous; MPIs need not detect it (Open MPI's pt2pt does not). */
   MPI_Error_class(MPI_Win_detach(dw, region), &rc_class);
-  CHECK(rc_class == MPI_ERR_ARG, "detaching twice: class %d", rc_class);
+  CHECK_CROSSMPI(rc_class == MPI_ERR_ARG, "detaching twice: class %d", rc_class);
   MPI_OK(MPI_Win_free(&dw));
   free(region);
   MPI_Group_free(&gl);
