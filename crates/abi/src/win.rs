@@ -9,9 +9,10 @@ use crate::handle::{self, Kind};
 use crate::util::{in_string, out, out_string};
 use crate::{comm, group, info};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
-use crossmpi_core::rma::{self, Flavor, WinId};
+use crossmpi_core::rma::{self, Direct, Flavor, WinId};
 use std::collections::BTreeMap;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Arc;
 use std::sync::Mutex;
 
 /// The values `MPI_Win_get_attr` points to; boxed so their addresses stay put.
@@ -31,6 +32,9 @@ pub(crate) struct Entry {
     pub attrs: Box<Attrs>,
     /// Attributes set with `MPI_Win_set_attr`: keyval -> value.
     pub user_attrs: BTreeMap<c_int, usize>,
+    /// The members this process maps, for puts, gets and flushes without the runtime
+    /// lock.
+    pub direct: Option<Arc<Direct>>,
 }
 
 static ENTRIES: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
@@ -108,6 +112,7 @@ fn register(function: &str, win: WinId, info_h: usize, out_win: *mut usize) -> M
             model: MPI_WIN_UNIFIED,
         }),
         user_attrs: BTreeMap::new(),
+        direct: rma::direct_view(function, win)?,
     };
     entries().insert(win.index, entry);
     out(
@@ -173,6 +178,14 @@ fn shared_query(
         disp_unit(unit)?;
         out(f, "baseptr", baseptr as *mut usize, base)
     })
+}
+
+/// The direct view of a live window handle, found with one lock (the fast path of
+/// puts, gets and flushes to members of this node); None when there is none or the
+/// handle is not a live window (the normal path then reports it).
+pub fn direct_of(win: usize) -> Option<Arc<Direct>> {
+    let slot = handle::decode(Kind::Win, win)?;
+    entries().get(&slot)?.direct.clone()
 }
 
 pub(crate) fn with_entry<R>(

@@ -4,7 +4,7 @@
 use crate::consts::*;
 use crate::p2p::{buffer, request_handle};
 use crate::util::{count, out};
-use crate::win::{call, resolve};
+use crate::win::{call, direct_of, resolve};
 use crate::{group, op, types};
 use crossmpi_core::error::MpiResult;
 use crossmpi_core::rma::{self, wire::Kind, Access};
@@ -30,7 +30,6 @@ struct Call {
 fn run(c: Call) -> c_int {
     let f = c.f;
     call(c.win, || {
-        let win = resolve(f, c.win)?;
         let op = match c.kind {
             Kind::Accumulate | Kind::GetAccumulate => {
                 rma::accumulate_op(f, &op::resolve(f, c.op)?)?
@@ -57,6 +56,14 @@ fn run(c: Call) -> c_int {
             target_type: types::committed(f, "target_datatype", c.target_type)?,
             op,
         };
+        if c.request.is_null() {
+            if let Some(d) = direct_of(c.win) {
+                if rma::try_direct(f, &d, &a)? {
+                    return Ok(());
+                }
+            }
+        }
+        let win = resolve(f, c.win)?;
         let req = rma::start(f, win, a, !c.request.is_null())?;
         match req {
             Some(r) => out(f, "request", c.request, request_handle(r)),
@@ -104,6 +111,19 @@ fn sync(f: &'static str, win: usize, body: impl FnOnce(rma::WinId) -> MpiResult<
 }
 
 const NO_REQUEST: *mut usize = std::ptr::null_mut();
+
+/// The flushes: nothing to wait for when the direct view says no operation of this
+/// process is outstanding (a valid rank is still required).
+fn flush(f: &'static str, win: usize, rank: Option<c_int>) -> c_int {
+    if let Some(d) = direct_of(win) {
+        let rank_ok =
+            rank.is_none_or(|r| r == MPI_PROC_NULL || (0..d.size() as c_int).contains(&r));
+        if rank_ok && d.idle() {
+            return MPI_SUCCESS;
+        }
+    }
+    sync(f, win, |w| rma::flush(f, w, rank))
+}
 
 /// Each data-moving call in its `int`-count and `MPI_Count` (`_c`) forms; `request`
 /// marks the `MPI_R*` calls, which return a request.
@@ -174,22 +194,18 @@ export! {
         sync(f, win, |w| rma::unlock_all(f, w))
     }
     fn MPI_Win_flush / PMPI_Win_flush(rank: c_int, win: usize) -> c_int {
-        let f = "MPI_Win_flush";
-        sync(f, win, |w| rma::flush(f, w, Some(rank)))
+        flush("MPI_Win_flush", win, Some(rank))
     }
     fn MPI_Win_flush_all / PMPI_Win_flush_all(win: usize) -> c_int {
-        let f = "MPI_Win_flush_all";
-        sync(f, win, |w| rma::flush(f, w, None))
+        flush("MPI_Win_flush_all", win, None)
     }
     // Local completion is remote completion here: an operation's reply is its only
     // completion event, so the local flushes wait for the same thing.
     fn MPI_Win_flush_local / PMPI_Win_flush_local(rank: c_int, win: usize) -> c_int {
-        let f = "MPI_Win_flush_local";
-        sync(f, win, |w| rma::flush(f, w, Some(rank)))
+        flush("MPI_Win_flush_local", win, Some(rank))
     }
     fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(win: usize) -> c_int {
-        let f = "MPI_Win_flush_local_all";
-        sync(f, win, |w| rma::flush(f, w, None))
+        flush("MPI_Win_flush_local_all", win, None)
     }
     // The unified memory model: public and private copies are the same memory, so
     // there is nothing to synchronise beyond the fence the compiler gets from the call.

@@ -26,6 +26,7 @@ use crate::userbuf::{self, UserBuf};
 use crossmpi_datatype::op::Op;
 use crossmpi_datatype::Datatype;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use wire::{Head, Kind};
 
@@ -101,9 +102,60 @@ pub struct Window {
     epoch: sync::Epoch,
     /// The node-wide segment of a window made by `MPI_Win_allocate(_shared)`.
     shared: Option<shared::Segment>,
-    /// Per member, its window memory mapped in this process (members of this node in
-    /// a segment window): puts and gets to it are copies.
-    direct: Vec<Option<usize>>,
+    /// The members whose window memory this process maps (segment windows).
+    direct: Option<Arc<Direct>>,
+}
+
+/// What an origin needs to reach the members of its node in a segment window, usable
+/// without the runtime lock (the ABI keeps it beside the handle): puts and gets to
+/// them are copies.
+pub struct Direct {
+    /// Per member, its window memory mapped in this process, if it is.
+    bases: Vec<Option<usize>>,
+    remote: Vec<Remote>,
+    flavor: Flavor,
+    /// Operations of this process not yet complete (so a flush with none returns at
+    /// once); updated under the runtime lock, read without it.
+    outstanding: AtomicUsize,
+}
+
+impl Direct {
+    /// Whether `flush` on `target` (or all) has nothing to wait for.
+    pub fn idle(&self) -> bool {
+        self.outstanding.load(Ordering::Acquire) == 0
+    }
+
+    pub fn size(&self) -> usize {
+        self.remote.len()
+    }
+}
+
+/// The window's direct view, if its memory is a node segment with other members in it.
+pub fn direct_view(function: &str, win: WinId) -> MpiResult<Option<Arc<Direct>>> {
+    with_win(function, win, |_, w| Ok(w.direct.clone()))
+}
+
+/// A put or get to a member this process maps, done as a copy without the runtime
+/// lock. False when the access needs the target (accumulates, other members).
+pub fn try_direct(function: &str, d: &Direct, a: &Access) -> MpiResult<bool> {
+    let Some(base) = usize::try_from(a.target)
+        .ok()
+        .and_then(|t| d.bases.get(t).copied().flatten())
+    else {
+        return Ok(false);
+    };
+    if !matches!(a.kind, Kind::Put | Kind::Get | Kind::GetAccumulate) {
+        return Ok(false);
+    }
+    let (head, runs) = geometry(function, &d.remote, d.flavor, a)?;
+    Ok(copy_direct(base, &head, &runs, a))
+}
+
+/// Publishes how many operations are outstanding to the direct view.
+fn note_pending(w: &Window) {
+    if let Some(d) = &w.direct {
+        d.outstanding.store(w.pending.len(), Ordering::Release);
+    }
 }
 
 static WINDOWS: Mutex<Slab<Window>> = Mutex::new(Slab::new_const());
@@ -180,6 +232,7 @@ fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
         }
         !done
     });
+    note_pending(w);
     w.pending.len() != before
 }
 
@@ -281,7 +334,7 @@ fn install(
             lock: Default::default(),
             epoch: Default::default(),
             shared: None,
-            direct: Vec::new(),
+            direct: None,
         };
         Ok(windows().insert(w))
     })
@@ -377,7 +430,8 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             return Ok(user);
         }
         let (head, runs) = describe_access(function, w, &a)?;
-        if let Some(base) = w.direct.get(a.target as usize).copied().flatten() {
+        let base = w.direct.as_ref().and_then(|d| d.bases[a.target as usize]);
+        if let Some(base) = base {
             if copy_direct(base, &head, &runs, &a) {
                 if let Some(u) = user {
                     rt.st.requests.get_mut(u).expect("just inserted").complete = true;
@@ -424,6 +478,7 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             _msg: msg,
             user,
         });
+        note_pending(w);
         Ok(user)
     })
 }
@@ -485,7 +540,20 @@ fn describe_access(
     w: &mut Window,
     a: &Access,
 ) -> MpiResult<(Head, Vec<layout::Run>)> {
-    let n = w.remote.len();
+    let (mut head, runs) = geometry(function, &w.remote, w.flavor, a)?;
+    head.reply_tag = next_reply_tag(w);
+    Ok((head, runs))
+}
+
+/// Checks an access against the target's window (`remote` of every member) and works
+/// out its head (reply tag 0) and target runs.
+fn geometry(
+    function: &str,
+    remote: &[Remote],
+    flavor: Flavor,
+    a: &Access,
+) -> MpiResult<(Head, Vec<layout::Run>)> {
+    let n = remote.len();
     let target = usize::try_from(a.target)
         .ok()
         .filter(|&t| t < n)
@@ -517,8 +585,8 @@ fn describe_access(
             }
         }
     }
-    let r = w.remote[target];
-    let (offset, limit) = if w.flavor == Flavor::Dynamic {
+    let r = remote[target];
+    let (offset, limit) = if flavor == Flavor::Dynamic {
         (a.disp as i128 + lo as i128, u64::MAX as i128)
     } else {
         (
@@ -564,7 +632,7 @@ fn describe_access(
         op: a.op,
         basic,
         exclusive: false,
-        reply_tag: next_reply_tag(w),
+        reply_tag: 0,
         offset: offset as u64,
         span,
         len,

@@ -3,12 +3,14 @@
 //! stores reach the other members' memory directly. One-sided calls on such a window
 //! still go through the target like any other (the target copies with memcpy).
 
-use super::{install, windows, Flavor, Memory, Remote, WinId};
+use super::{install, windows, Direct, Flavor, Memory, Remote, WinId};
 use crate::comm::CommId;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::runtime;
 use std::ffi::CString;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// Alignment of every member's part (a cache line, so members never share one).
 const PART_ALIGN: u64 = 64;
@@ -187,12 +189,17 @@ fn install_segment(
         let direct = flavor == Flavor::Shared || rt.shm.is_some();
         if let Some(w) = windows().get_mut(win) {
             if direct {
-                w.direct = w
-                    .group
-                    .members
-                    .iter()
-                    .map(|&world| segment.part_of(world))
-                    .collect();
+                w.direct = Some(Arc::new(Direct {
+                    bases: w
+                        .group
+                        .members
+                        .iter()
+                        .map(|&world| segment.part_of(world))
+                        .collect(),
+                    remote: w.remote.clone(),
+                    flavor,
+                    outstanding: AtomicUsize::new(0),
+                }));
             }
             w.shared = Some(segment);
         }

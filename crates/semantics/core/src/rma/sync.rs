@@ -3,7 +3,9 @@
 //! requests while it waits.
 
 use super::wire::{Head, Kind};
-use super::{next_reply_tag, reap, send_request, windows, with_win, Pending, WinId, Window};
+use super::{
+    next_reply_tag, note_pending, reap, send_request, windows, with_win, Pending, WinId, Window,
+};
 use super::{TAG_COMPLETE, TAG_POST};
 use crate::comm::Group;
 use crate::error::{ErrorClass, MpiError, MpiResult};
@@ -114,6 +116,7 @@ fn lock_request(
             });
             replies.extend(reply);
         }
+        note_pending(w);
         Ok(replies)
     })?;
     if granted.is_empty() {
