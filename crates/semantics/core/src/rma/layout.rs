@@ -14,7 +14,8 @@ pub const MAX_SPAN: u64 = 1 << 24;
 pub type Run = (u64, u64);
 
 /// The target layout of `count` elements of `t`: (offset of the first byte touched
-/// from the element origin, span length, runs in packed order).
+/// from the element origin, span length, runs in packed order). Contiguous data gives
+/// no runs (one run over the whole span, without allocating).
 pub fn runs(function: &str, t: &Datatype, count: u64) -> MpiResult<(i64, u64, Vec<Run>)> {
     let packed = t.size().saturating_mul(count);
     if packed == 0 {
@@ -23,7 +24,7 @@ pub fn runs(function: &str, t: &Datatype, count: u64) -> MpiResult<(i64, u64, Ve
     let (lo, hi) = t.span(count);
     let span = (hi - lo) as u64;
     if t.is_contiguous() {
-        return Ok((lo, span, vec![(0, span)]));
+        return Ok((lo, span, Vec::new()));
     }
     if span > MAX_SPAN {
         return Err(MpiError::arg(
@@ -87,6 +88,12 @@ mod tests {
                 .copied()
                 .find(|b| b.mpi_name() == "MPI_INT")
                 .unwrap(),
+        );
+        let c = Datatype::contiguous(5, &int).unwrap();
+        assert_eq!(
+            runs("test", &c, 2).unwrap(),
+            (0, 40, vec![]),
+            "dense: no runs"
         );
         let v = Datatype::vector(3, 2, 4, &int).unwrap();
         let (lo, span, r) = runs("test", &v, 1).unwrap();

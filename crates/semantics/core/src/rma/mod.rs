@@ -440,7 +440,7 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             }
         }
         let mut head = head;
-        if head.kind == Kind::Put && head.len > inline_max() && runs.len() == 1 {
+        if head.kind == Kind::Put && head.len > inline_max() && runs.len() <= 1 {
             head.kind = Kind::PutStream;
         }
         let mut msg = head.encode(&runs);
@@ -490,7 +490,7 @@ fn copy_direct(base: usize, head: &Head, runs: &[layout::Run], a: &Access) -> bo
     let span = mem
         .dense_mut(0, head.span as usize)
         .expect("bytes are dense");
-    let dense = runs.len() == 1;
+    let dense = runs.len() <= 1;
     match (head.kind, &a.origin, &a.result) {
         (Kind::Put, Some(origin), _) if dense => origin.pack_into(0, span),
         (Kind::Put, Some(origin), _) => {
