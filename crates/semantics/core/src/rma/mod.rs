@@ -159,6 +159,8 @@ fn note_pending(w: &Window) {
 }
 
 static WINDOWS: Mutex<Slab<Window>> = Mutex::new(Slab::new_const());
+/// How many windows exist (so progress skips the registry when there are none).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// The window registry. Taken only while the runtime lock is held (inside
 /// `runtime::with`/`wait_for`), never the other way round.
@@ -203,6 +205,10 @@ pub fn describe(function: &str, win: WinId) -> MpiResult<(Flavor, Remote, Arc<Gr
 
 /// Serves every window's incoming requests; called by `Runtime::progress`.
 pub fn progress(rt: &mut Runtime) -> bool {
+    // Every wait loop of the library polls here: without windows, one atomic load.
+    if LIVE.load(Ordering::Acquire) == 0 {
+        return false;
+    }
     let mut all = windows();
     let mut any = false;
     let ids: Vec<WinId> = all.iter().map(|(id, _)| id).collect();
@@ -336,6 +342,7 @@ fn install(
             shared: None,
             direct: None,
         };
+        LIVE.fetch_add(1, Ordering::AcqRel);
         Ok(windows().insert(w))
     })
 }
@@ -353,7 +360,9 @@ pub fn free(function: &str, win: WinId) -> MpiResult<()> {
         (w.replies.is_empty() && w.landing.is_empty()).then_some(())
     })?;
     runtime::with(function, |_| {
-        windows().remove(win);
+        if windows().remove(win).is_some() {
+            LIVE.fetch_sub(1, Ordering::AcqRel);
+        }
         Ok(())
     })?;
     crate::comm_ops::free(function, comm)
