@@ -164,6 +164,17 @@ fn predefined_class_name(code: c_int) -> Option<String> {
         ErrorClass::Service,
         ErrorClass::Spawn,
         ErrorClass::Session,
+        ErrorClass::Assert,
+        ErrorClass::Base,
+        ErrorClass::Disp,
+        ErrorClass::LockType,
+        ErrorClass::RmaAttach,
+        ErrorClass::RmaRange,
+        ErrorClass::RmaShared,
+        ErrorClass::RmaSync,
+        ErrorClass::Size,
+        ErrorClass::Win,
+        ErrorClass::RmaFlavor,
     ]
     .into_iter()
     .find(|c| c.code() == code);
