@@ -543,6 +543,25 @@ fn next_reply_tag(w: &mut Window) -> i32 {
     tag
 }
 
+/// A member rank of a window of `n` members (`MPI_PROC_NULL` is the caller's affair).
+fn member(function: &str, arg: &str, n: usize, rank: i32) -> MpiResult<usize> {
+    usize::try_from(rank)
+        .ok()
+        .filter(|&r| r < n)
+        .ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Rank,
+                function,
+                arg,
+                rank,
+                format!(
+                    "window group size {n}; valid ranks are 0..{} or MPI_PROC_NULL",
+                    n as i64 - 1
+                ),
+            )
+        })
+}
+
 /// Checks an access against the target's window and builds its head.
 fn describe_access(
     function: &str,
@@ -562,22 +581,7 @@ fn geometry(
     flavor: Flavor,
     a: &Access,
 ) -> MpiResult<(Head, Vec<layout::Run>)> {
-    let n = remote.len();
-    let target = usize::try_from(a.target)
-        .ok()
-        .filter(|&t| t < n)
-        .ok_or_else(|| {
-            MpiError::arg(
-                ErrorClass::Rank,
-                function,
-                "target_rank",
-                a.target,
-                format!(
-                    "window group size {n}; valid ranks are 0..{} or MPI_PROC_NULL",
-                    n as i64 - 1
-                ),
-            )
-        })?;
+    let target = member(function, "target_rank", remote.len(), a.target)?;
     let t = &a.target_type;
     let (lo, span, runs) = layout::runs(function, t, a.target_count)?;
     let len = t.size() * a.target_count;

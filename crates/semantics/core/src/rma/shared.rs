@@ -266,18 +266,7 @@ pub fn shared_query(function: &str, win: WinId, rank: i32) -> MpiResult<(u64, u6
         let r = if rank == crate::request::PROC_NULL {
             (0..n).find(|&r| w.remote[r].size > 0).unwrap_or(0)
         } else {
-            usize::try_from(rank)
-                .ok()
-                .filter(|&r| r < n)
-                .ok_or_else(|| {
-                    MpiError::arg(
-                        ErrorClass::Rank,
-                        function,
-                        "rank",
-                        rank,
-                        format!("window group size {n}"),
-                    )
-                })?
+            super::member(function, "rank", n, rank)?
         };
         let remote = w.remote[r];
         Ok((

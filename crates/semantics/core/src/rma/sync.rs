@@ -4,7 +4,8 @@
 
 use super::wire::{Head, Kind};
 use super::{
-    next_reply_tag, note_pending, reap, send_request, windows, with_win, Pending, WinId, Window,
+    member, next_reply_tag, note_pending, reap, send_request, windows, with_win, Pending, WinId,
+    Window,
 };
 use super::{TAG_COMPLETE, TAG_POST};
 use crate::comm::Group;
@@ -24,17 +25,10 @@ pub(super) struct Epoch {
 }
 
 fn check_rank(function: &str, w: &Window, rank: i32) -> MpiResult<()> {
-    let n = w.remote.len();
-    if rank == PROC_NULL || (0..n as i32).contains(&rank) {
-        return Ok(());
+    if rank != PROC_NULL {
+        member(function, "rank", w.remote.len(), rank)?;
     }
-    Err(MpiError::arg(
-        ErrorClass::Rank,
-        function,
-        "rank",
-        rank,
-        format!("window group size {n}; valid ranks are 0..{}", n as i64 - 1),
-    ))
+    Ok(())
 }
 
 /// Waits until the operations this process started (to `target`, or to all) are done.
