@@ -13,7 +13,7 @@ use crossmpi_core::rma::{self, Direct, Flavor, WinId};
 use std::collections::BTreeMap;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 /// The values `MPI_Win_get_attr` points to; boxed so their addresses stay put.
 pub(crate) struct Attrs {
@@ -32,9 +32,19 @@ pub(crate) struct Entry {
     pub attrs: Box<Attrs>,
     /// Attributes set with `MPI_Win_set_attr`: keyval -> value.
     pub user_attrs: BTreeMap<c_int, usize>,
-    /// The members this process maps, for puts, gets and flushes without the runtime
-    /// lock.
-    pub direct: Option<Arc<Direct>>,
+}
+
+/// The direct views of live windows by handle slot (see `with_direct`): apart from
+/// `ENTRIES` so the fast path takes only a shared read lock and no reference count.
+static DIRECT: RwLock<Vec<Option<Arc<Direct>>>> = RwLock::new(Vec::new());
+
+fn set_direct(slot: u32, view: Option<Arc<Direct>>) {
+    let mut all = DIRECT.write().unwrap_or_else(|p| p.into_inner());
+    let i = slot as usize;
+    if all.len() <= i {
+        all.resize(i + 1, None);
+    }
+    all[i] = view;
 }
 
 static ENTRIES: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
@@ -112,8 +122,8 @@ fn register(function: &str, win: WinId, info_h: usize, out_win: *mut usize) -> M
             model: MPI_WIN_UNIFIED,
         }),
         user_attrs: BTreeMap::new(),
-        direct: rma::direct_view(function, win)?,
     };
+    set_direct(win.index, rma::direct_view(function, win)?);
     entries().insert(win.index, entry);
     out(
         function,
@@ -180,12 +190,13 @@ fn shared_query(
     })
 }
 
-/// The direct view of a live window handle, found with one lock (the fast path of
-/// puts, gets and flushes to members of this node); None when there is none or the
-/// handle is not a live window (the normal path then reports it).
-pub fn direct_of(win: usize) -> Option<Arc<Direct>> {
+/// Runs `f` on the direct view of a live window handle (the fast path of puts, gets
+/// and flushes to members of this node); None when there is none or the handle is not
+/// a live window (the normal path then reports it).
+pub fn with_direct<R>(win: usize, f: impl FnOnce(&Direct) -> R) -> Option<R> {
     let slot = handle::decode(Kind::Win, win)?;
-    entries().get(&slot)?.direct.clone()
+    let all = DIRECT.read().unwrap_or_else(|p| p.into_inner());
+    all.get(slot as usize)?.as_deref().map(f)
 }
 
 pub(crate) fn with_entry<R>(
@@ -274,6 +285,7 @@ export! {
             let id = resolve(f, h)?;
             crate::win_attr::delete_all(f, h)?;
             rma::free(f, id)?;
+            set_direct(id.index, None);
             entries().remove(&id.index);
             out(f, "win", win, MPI_WIN_NULL)
         })

@@ -4,7 +4,7 @@
 use crate::consts::*;
 use crate::p2p::{buffer, request_handle};
 use crate::util::{count, out};
-use crate::win::{call, direct_of, resolve};
+use crate::win::{call, resolve, with_direct};
 use crate::{group, op, types};
 use crossmpi_core::error::MpiResult;
 use crossmpi_core::rma::{self, wire::Kind, Access};
@@ -56,12 +56,10 @@ fn run(c: Call) -> c_int {
             target_type: types::committed(f, "target_datatype", c.target_type)?,
             op,
         };
-        if c.request.is_null() {
-            if let Some(d) = direct_of(c.win) {
-                if rma::try_direct(f, &d, &a)? {
-                    return Ok(());
-                }
-            }
+        if c.request.is_null()
+            && with_direct(c.win, |d| rma::try_direct(f, d, &a)).transpose()? == Some(true)
+        {
+            return Ok(());
         }
         let win = resolve(f, c.win)?;
         let req = rma::start(f, win, a, !c.request.is_null())?;
@@ -115,12 +113,13 @@ const NO_REQUEST: *mut usize = std::ptr::null_mut();
 /// The flushes: nothing to wait for when the direct view says no operation of this
 /// process is outstanding (a valid rank is still required).
 fn flush(f: &'static str, win: usize, rank: Option<c_int>) -> c_int {
-    if let Some(d) = direct_of(win) {
+    let idle = with_direct(win, |d| {
         let rank_ok =
             rank.is_none_or(|r| r == MPI_PROC_NULL || (0..d.size() as c_int).contains(&r));
-        if rank_ok && d.idle() {
-            return MPI_SUCCESS;
-        }
+        rank_ok && d.idle()
+    });
+    if idle == Some(true) {
+        return MPI_SUCCESS;
     }
     sync(f, win, |w| rma::flush(f, w, rank))
 }
