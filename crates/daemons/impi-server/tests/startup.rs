@@ -257,7 +257,7 @@ fn wrong_key_is_refused_and_the_right_client_still_joins() {
         key: Some(776),
     };
     let e = run_client(addr, cfg.clone()).unwrap_err();
-    assert!(e.contains("key may be wrong"), "{e}");
+    assert!(e.contains("the key is wrong"), "{e}");
     cfg.auth.key = Some(777);
     run_client(addr, cfg).unwrap();
     server.join().unwrap().unwrap();
