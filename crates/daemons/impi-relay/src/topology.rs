@@ -1,6 +1,11 @@
 //! Who is where in the two views of the job, once startup is complete: every process's
 //! identity inside and outside, the host connections the relay has on each side and
 //! who opens each (IMPI's rule: the higher-ranked host connects).
+//!
+//! With K trunks, relay k is its cluster's host k outside and every other client's
+//! virtual host k inside ([`crate::trunk`]); it has the connections of those hosts only.
+//! Packets take the relay of their destination: the one whose host (outside) or virtual
+//! host (inside) holds it, as plain IMPI routing sends them.
 
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::handshake::HostHandshake;
@@ -41,6 +46,9 @@ pub struct Dial {
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub me: u32,
+    /// This relay's trunk index and the cluster's trunk count.
+    pub trunk: u32,
+    pub ntrunks: u32,
     client_of: Vec<u32>,
     inside_id: Vec<Proc>,
     outside_id: Vec<Proc>,
@@ -51,7 +59,8 @@ pub struct Topology {
     outside_host: Vec<u32>,
     /// Client of every outside host.
     outside_host_client: Vec<u32>,
-    /// The relay's host rank outside; the inside rank of each client's virtual host.
+    /// The relay's host rank outside; the inside rank of each client's virtual host
+    /// that this relay stands for.
     relay_host: u32,
     virtual_host: Vec<u32>,
     inside_hosts: std::ops::Range<u32>,
@@ -87,13 +96,18 @@ fn mismatch(reason: String) -> Error {
 }
 
 impl Topology {
-    /// Checks that the two views describe the same job as the relay shows it, and
-    /// derives the connections.
-    pub fn new(me: u32, inside: &GlobalTables, outside: &GlobalTables) -> Result<Topology> {
+    /// Checks that the two views describe the same job as the relays of client `me`
+    /// show it (`ntrunks` relays, this one being `trunk`), and derives the connections.
+    pub fn new(
+        me: u32,
+        (trunk, ntrunks): (u32, u32),
+        inside: &GlobalTables,
+        outside: &GlobalTables,
+    ) -> Result<Topology> {
         let n = outside.clients.len();
-        if inside.clients.len() != n || me as usize >= n {
+        if inside.clients.len() != n || me as usize >= n || trunk >= ntrunks {
             return Err(mismatch(format!(
-                "client {me} of {n} / {}",
+                "client {me} of {n} / {}, trunk {trunk} of {ntrunks}",
                 inside.clients.len()
             )));
         }
@@ -106,9 +120,9 @@ impl Topology {
             } else {
                 i.hosts.len()
             };
-            if hosts != 1 {
+            if hosts != ntrunks as usize {
                 return Err(mismatch(format!(
-                    "client {c} is not one host where the relay shows it"
+                    "client {c} is not {ntrunks} hosts where the relays show it"
                 )));
             }
         }
@@ -126,14 +140,18 @@ impl Topology {
                 .map(|(w, p)| (*p, w as u32))
                 .collect()
         };
-        let relay_host = outside.first_host(me as usize);
+        let relay_host = outside.first_host(me as usize) + trunk;
         let first_inside = inside.first_host(me as usize);
         let inside_hosts =
             first_inside..first_inside + inside.clients[me as usize].hosts.len() as u32;
-        let virtual_host = (0..n).map(|c| inside.first_host(c)).collect::<Vec<_>>();
+        let virtual_host = (0..n)
+            .map(|c| inside.first_host(c) + trunk)
+            .collect::<Vec<_>>();
         let outside_host_client = outside.hosts().map(|(c, _)| c as u32).collect();
         let mut t = Topology {
             me,
+            trunk,
+            ntrunks,
             by_inside: index(&inside_id),
             by_outside: index(&outside_id),
             client_of,
@@ -227,6 +245,13 @@ impl Topology {
                 else {
                     return Ok(None);
                 };
+                if self.outside_host_client[hs.host_rank as usize] == self.me {
+                    return Err(Error::OutOfRange {
+                        what: "IMPI host handshake at the global port (a host of this relay's own client)",
+                        value: hs.host_rank.into(),
+                        allowed: "hosts of other clients".into(),
+                    });
+                }
                 Ok(Some(Link::Outside { host: hs.host_rank }))
             }
             Acceptor::Private { client } => {
@@ -250,8 +275,11 @@ impl Topology {
     }
 
     /// Where a packet from `from` goes, with its source and destination as the far side
-    /// knows them. The source must live on the sending host and the destination on the
-    /// side the link serves.
+    /// knows them. The destination must be on the host this relay stands for on that
+    /// link (outside: its cluster's host; inside: the other client's virtual host). The
+    /// source must live on the sending inside host; from outside, only in the sending
+    /// host's client, since a trunked client's relays send each packet through the
+    /// relay of its destination, whichever of that client's hosts holds its source.
     pub fn route(&self, from: Link, src: &Proc, dest: &Proc) -> Result<(Link, Proc, Proc)> {
         let bad = |reason: String| Error::Invalid {
             what: "IMPI packet (pk_src/pk_dest)",
@@ -267,9 +295,14 @@ impl Topology {
                     .by_inside
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
-                if self.inside_host[s as usize] != host || self.client_of[d as usize] != client {
+                if self.inside_host[s as usize] != host
+                    || self.client_of[d as usize] != client
+                    || self.inside_host[d as usize] != self.virtual_host[client as usize]
+                {
                     return Err(bad(format!(
-                        "world rank {s} -> {d} does not travel from inside host {host} to client {client}"
+                        "world rank {s} -> {d} does not travel from inside host {host} to client \
+                         {client}'s virtual host {}",
+                        self.virtual_host[client as usize]
                     )));
                 }
                 let to = Link::Outside {
@@ -286,10 +319,13 @@ impl Topology {
                     .by_outside
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
-                if self.outside_host[s as usize] != host || self.client_of[d as usize] != self.me {
+                if self.client_of[s as usize] != self.outside_host_client[host as usize]
+                    || self.outside_host[d as usize] != self.relay_host
+                {
                     return Err(bad(format!(
-                        "world rank {s} -> {d} does not travel from outside host {host} into client {}",
-                        self.me
+                        "world rank {s} -> {d} does not travel from outside host {host} to \
+                         outside host {} (client {}, trunk {})",
+                        self.relay_host, self.me, self.trunk
                     )));
                 }
                 let to = Link::Inside {

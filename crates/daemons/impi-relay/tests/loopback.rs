@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
+use common::{dance, fini, start_relay, start_server, start_trunks, startup, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
 use crossmpi_impi_relay::topology::proc_ids;
@@ -149,17 +149,17 @@ fn run_cluster(c: Cluster, addr: SocketAddr, extra: usize) -> Result<(), String>
     Ok(())
 }
 
-/// One job: clients with the given host counts, each reached directly or through a
-/// relay of its own. Returns every party's outcome.
-fn job(clusters: &[(usize, bool)], extra: usize, send_buffer: usize) {
+/// One job: clients with the given host counts, each reached directly (0) or through
+/// its own relays (that many trunks). Every party must succeed.
+fn job(clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
     let (server, server_thread) = start_server(clusters.len() as u32);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
-    for (rank, &(nhosts, relayed)) in clusters.iter().enumerate() {
+    for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
         let rank = rank as u32;
-        let addr = if relayed {
-            let (addr, t) = start_relay(rank, server, send_buffer);
-            relays.push(t);
+        let addr = if trunks > 0 {
+            let (addr, t) = start_trunks(rank, server, trunks, send_buffer);
+            relays.extend(t);
             addr
         } else {
             server
@@ -180,23 +180,67 @@ fn job(clusters: &[(usize, bool)], extra: usize, send_buffer: usize) {
 
 #[test]
 fn private_cluster_with_a_global_one() {
-    job(&[(2, false), (3, true)], 0, 256 << 10);
+    job(&[(2, 0), (3, 1)], 0, 256 << 10);
 }
 
 #[test]
 fn private_cluster_ranked_first_and_lockstep_agent() {
-    job(&[(3, true), (2, false)], 0, 256 << 10);
+    job(&[(3, 1), (2, 0)], 0, 256 << 10);
 }
 
 #[test]
 fn two_private_clusters_and_a_global_one_between() {
-    job(&[(2, true), (1, false), (2, true)], 0, 256 << 10);
+    job(&[(2, 1), (1, 0), (2, 1)], 0, 256 << 10);
 }
 
 #[test]
 fn long_packets_stream_through_small_buffers() {
     // 1 MiB packets through 4 KiB relay buffers: forwarded as they arrive.
-    job(&[(2, true), (2, true)], 1 << 20, 4096);
+    job(&[(2, 1), (2, 1)], 1 << 20, 4096);
+}
+
+#[test]
+fn two_trunks_private_with_global() {
+    job(&[(2, 0), (3, 2)], 0, 256 << 10);
+    job(&[(3, 2), (2, 0)], 0, 256 << 10);
+}
+
+#[test]
+fn four_trunks_private_with_global() {
+    job(&[(4, 0), (5, 4)], 0, 256 << 10);
+}
+
+#[test]
+fn private_clusters_with_different_trunk_counts() {
+    // 2 and 4 trunks, and 2 and 3 with a global cluster between.
+    job(&[(4, 2), (5, 4)], 0, 256 << 10);
+    job(&[(3, 2), (3, 0), (4, 3)], 0, 256 << 10);
+}
+
+#[test]
+fn long_packets_through_trunks_and_small_buffers() {
+    job(&[(3, 2), (4, 2)], 1 << 20, 4096);
+}
+
+#[test]
+fn a_trunk_beyond_the_count_is_refused_and_the_job_goes_on() {
+    let (server, server_thread) = start_server(2);
+    let (relay_addr, relays) = start_trunks(1, server, 2, 1 << 16);
+    let mut stray = TcpStream::connect(relay_addr).unwrap();
+    let mut join = Vec::new();
+    crossmpi_impi_relay::trunk::TrunkMsg::Join { trunk: 5 }.emit(&mut join);
+    stray.write_all(&join).unwrap();
+    stray.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(stray.read(&mut b).unwrap_or(0), 0, "trunk 5 of 2 is closed");
+    let a = std::thread::spawn(move || run_cluster(Cluster::new(0, 2, false), server, 0));
+    let c = std::thread::spawn(move || run_cluster(Cluster::new(1, 3, false), relay_addr, 0));
+    a.join().unwrap().unwrap();
+    c.join().unwrap().unwrap();
+    for t in relays {
+        t.join().unwrap().unwrap();
+    }
+    server_thread.join().unwrap().unwrap();
 }
 
 #[test]
