@@ -366,28 +366,7 @@ impl InwardContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{client, ip};
-    use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
-
-    /// A client whose hosts (10.0.0.h, one per entry) hold the given process counts,
-    /// pids 100, 101, ... on each; host h has marks `marks` + h.
-    fn cluster(procs_per_host: &[u32], marks: (u32, u32)) -> ClientInfo {
-        let pids: Vec<Vec<i64>> = procs_per_host
-            .iter()
-            .map(|&n| (100..100 + i64::from(n)).collect())
-            .collect();
-        let hosts: Vec<(HostAddr, u32, &[i64])> = pids
-            .iter()
-            .enumerate()
-            .map(|(h, p)| (ip(10, 0, 0, h as u8 + 1), 5000 + h as u32, &p[..]))
-            .collect();
-        let mut info = client(&hosts, marks);
-        for (h, host) in info.hosts.iter_mut().enumerate() {
-            host.ackmark += h as u32;
-            host.hiwater += h as u32;
-        }
-        info
-    }
+    use crate::testing::{cluster, ip, views};
 
     fn place(me: u32) -> RelayPlace {
         RelayPlace {
@@ -398,60 +377,6 @@ mod tests {
                 private: ip(10, 0, 0, 254),
             }],
         }
-    }
-
-    /// Both views through the relays at `p` (client 0 inside, `other` client 1 outside
-    /// as its own relays would show it, unrenamed), with the virtual hosts' ports.
-    fn views(
-        p: &RelayPlace,
-        inside: &ClientInfo,
-        other: &ClientInfo,
-        ports: Vec<Vec<u16>>,
-    ) -> (GlobalTables, GlobalTables) {
-        let mut labels = InsideLabels::default();
-        let mut replies = BTreeMap::new();
-        for label in Label::LAM_ORDER {
-            let mut reply = labels
-                .outward(p, label, &inside.contribution(label))
-                .unwrap();
-            reply.extend(other.contribution(label));
-            replies.insert(label, reply);
-        }
-        let decode = |data: &dyn Fn(Label) -> Vec<u8>| {
-            let replies = Label::LAM_ORDER
-                .iter()
-                .map(|&label| {
-                    let r = crossmpi_impi::wire::startup::CollReply {
-                        label,
-                        client_mask: 3,
-                        data: data(label),
-                    };
-                    (label, r)
-                })
-                .collect();
-            GlobalTables::decode(2, &replies).unwrap()
-        };
-        let out = decode(&|l| replies[&l].clone());
-        let mut ctx = InwardContext::new(p.clone(), 2);
-        for label in Label::LAM_ORDER {
-            ctx.learn(label, &replies[&label]).unwrap();
-        }
-        assert_eq!(
-            ctx.inward(&labels, Label::HPort, &replies[&Label::HPort])
-                .unwrap(),
-            None,
-            "H_PORT waits for the private ports"
-        );
-        ctx.ports = Some(ports);
-        let inv = decode(&|l| ctx.inward(&labels, l, &replies[&l]).unwrap().unwrap());
-        assert_eq!(inv.clients[0], *inside, "the cluster sees itself unchanged");
-        assert_eq!(
-            inv.flow_marks(),
-            out.flow_marks(),
-            "flow control stays end to end"
-        );
-        assert_eq!(inv.max_data_len(), out.max_data_len());
-        (out, inv)
     }
 
     /// Two private clusters with the same addresses and pids, one relay.

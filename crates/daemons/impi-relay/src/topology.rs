@@ -356,3 +356,156 @@ impl Topology {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::RelayPlace;
+    use crate::testing::{cluster, ip, views};
+    use crate::trunk::{trunk_of, TrunkAddrs};
+    use std::collections::BTreeSet;
+
+    const K: u32 = 3;
+
+    /// Client 0 (hosts of 2, 1, 2 processes) through 3 relays; client 1 (2 hosts of 2)
+    /// outside. Returns both views and the topology of every trunk.
+    fn trunked() -> (GlobalTables, GlobalTables, Vec<Topology>) {
+        let trunks = (0..K as u8)
+            .map(|k| TrunkAddrs {
+                global: ip(192, 0, 2, 10 + k),
+                global_port: 7000 + u32::from(k),
+                private: ip(10, 0, 0, 250 + k),
+            })
+            .collect();
+        let p = RelayPlace { me: 0, trunks };
+        let ports = (0..K as u16).map(|k| vec![0, 6000 + k]).collect();
+        let (out, inv) = views(
+            &p,
+            &cluster(&[2, 1, 2], (8, 16)),
+            &cluster(&[2, 2], (4, 32)),
+            ports,
+        );
+        let topos = (0..K)
+            .map(|t| Topology::new(0, (t, K), &inv, &out).unwrap())
+            .collect();
+        (inv, out, topos)
+    }
+
+    #[test]
+    fn the_trunks_share_every_connection_exactly_once() {
+        let (_, _, topos) = trunked();
+        let mut outside = BTreeSet::new();
+        let mut inside = BTreeSet::new();
+        for (t, topo) in topos.iter().enumerate() {
+            for link in topo.links() {
+                let fresh = match link {
+                    Link::Outside { host } => outside.insert((t as u32, host)),
+                    Link::Inside { host, client } => inside.insert((host, client, t as u32)),
+                };
+                assert!(fresh, "{link:?} twice");
+            }
+            // Outside, relay t is host t; inside, virtual host 3 + t: it dials the
+            // inside hosts (ranked lower) and is dialed by client 1's hosts 3 and 4.
+            for d in topo.dials() {
+                assert_eq!(d.handshake, 3 + t as u32);
+                assert!(matches!(d.link, Link::Inside { host, client: 1 } if host < 3));
+            }
+            assert_eq!(topo.dials().len(), 3);
+        }
+        let want_out: BTreeSet<_> = (0..K).flat_map(|t| (3..5).map(move |h| (t, h))).collect();
+        let want_in: BTreeSet<_> = (0..3)
+            .flat_map(|h| (0..K).map(move |t| (h, 1, t)))
+            .collect();
+        assert_eq!((outside, inside), (want_out, want_in));
+    }
+
+    #[test]
+    fn each_packet_takes_the_trunk_of_its_destination() {
+        let (inv, out, topos) = trunked();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        let (in_host, out_host) = (host_of_procs(&inv), host_of_procs(&out));
+        // Inside to outside: from the sender's inside host to the virtual host holding
+        // the destination, which only that trunk accepts.
+        for s in 0..5u32 {
+            for d in 5..9u32 {
+                let from = Link::Inside {
+                    host: in_host[s as usize],
+                    client: 1,
+                };
+                let routes: Vec<_> = topos
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(t, topo)| {
+                        let r = topo.route(from, &in_ids[s as usize], &in_ids[d as usize]);
+                        r.ok().map(|r| (t as u32, r))
+                    })
+                    .collect();
+                let to = Link::Outside {
+                    host: out_host[d as usize],
+                };
+                let want = (
+                    trunk_of(4, K, d - 5),
+                    (to, out_ids[s as usize], out_ids[d as usize]),
+                );
+                assert_eq!(routes, [want], "{s} -> {d}");
+            }
+        }
+        // Outside to inside: from any host of client 1 (its own relays may be trunked
+        // too) to the relay holding the destination outside.
+        for s in 5..9u32 {
+            for d in 0..5u32 {
+                for h in 3..5 {
+                    let from = Link::Outside { host: h };
+                    let routes: Vec<_> = topos
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(t, topo)| {
+                            let r = topo.route(from, &out_ids[s as usize], &out_ids[d as usize]);
+                            r.ok().map(|r| (t as u32, r))
+                        })
+                        .collect();
+                    let to = Link::Inside {
+                        host: in_host[d as usize],
+                        client: 1,
+                    };
+                    let want = (
+                        trunk_of(5, K, d),
+                        (to, in_ids[s as usize], in_ids[d as usize]),
+                    );
+                    assert_eq!(routes, [want], "{s} -> {d} from host {h}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_trunking_does_not_need_is_still_refused() {
+        let (inv, out, topos) = trunked();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        // An inside host sending for a process of another inside host.
+        let spoof = Link::Inside { host: 0, client: 1 };
+        for topo in &topos {
+            let e = topo.route(spoof, &in_ids[2], &in_ids[5]).unwrap_err();
+            assert!(e.to_string().contains("world rank 2 -> 5"), "{e}");
+        }
+        // An outside host sending as a process of the relays' own cluster.
+        let e = topos[0]
+            .route(Link::Outside { host: 3 }, &out_ids[1], &out_ids[0])
+            .unwrap_err();
+        assert!(e.to_string().contains("world rank 1 -> 0"), "{e}");
+        // Trunk 1's outside host connecting to trunk 0 as if it were another client's.
+        let e = topos[0]
+            .accept(Acceptor::Global, &1u32.to_be_bytes())
+            .unwrap_err();
+        assert!(e.to_string().contains("own client"), "{e}");
+        assert_eq!(
+            topos[0]
+                .accept(Acceptor::Global, &3u32.to_be_bytes())
+                .unwrap(),
+            Some(Link::Outside { host: 3 })
+        );
+        // Views that do not show the cluster as K hosts.
+        let e = Topology::new(0, (0, 2), &inv, &out).unwrap_err();
+        assert!(e.to_string().contains("not 2 hosts"), "{e}");
+    }
+}
