@@ -2,8 +2,9 @@
 # C MPI test programs (tests/mpi) as two-cluster IMPI jobs through IMPI relays on
 # loopback: PC-GC (client 1 joins through a relay, client 0 directly) and PC-PC (both
 # through relays), with one relay per private cluster and, where both clusters have at
-# least 2 ranks, with 2 relays (trunks) per private cluster. Every party must exit 0 and
-# the program must print "OK <name>".
+# least 2 ranks, with 2 relays (trunks) per private cluster in destination mode (x2)
+# and in source mode (x2s). Every party must exit 0 and the program must print
+# "OK <name>".
 # The lab test (lab/tests/test_impi_relay.py) runs the same through NAT and firewalls.
 #
 #   tests/suites/impi-relay.sh PREFIX
@@ -27,9 +28,11 @@ first_line() {
 
 # relays RANK SERVER TRUNKS: starts the relays of client RANK (trunk 0, then the others
 # joining it), adds their pids to `pids` and sets `relay_addr` to trunk 0's address.
+# TRUNKS is a count, with a trailing "s" for source mode.
 relays() {
-  local rank=$1 server=$2 trunks=$3 k
-  "$prefix/bin/impi-relay" -relay "$rank" "$server" -trunks "$trunks" -net 127.0.0.1 \
+  local rank=$1 server=$2 trunks=${3%s} mode=destination k
+  [ "$3" != "$trunks" ] && mode=source
+  "$prefix/bin/impi-relay" -relay "$rank" "$server" -trunks "$trunks" -trunk-mode "$mode" -net 127.0.0.1 \
     >"$w/relay$rank.out" 2>"$w/relay$rank.err" &
   pids+=($!)
   relay_addr=$(first_line "$w/relay$rank.out")
@@ -79,9 +82,9 @@ passed=0 failed=0
 for run in "${runs[@]}"; do
   read -r name n0 n1 <<<"$run"
   "$prefix/bin/mpicc" -O1 -o "$build/$name" "$root/tests/mpi/$name.c" || { failed=$((failed + 1)); continue; }
-  for trunks in 1 2; do
+  for trunks in 1 2 2s; do
     # A cluster needs at least one rank per trunk of the other's relays.
-    [ "$trunks" -gt 1 ] && { [ "$n0" -lt "$trunks" ] || [ "$n1" -lt "$trunks" ]; } && continue
+    [ "${trunks%s}" -gt 1 ] && { [ "$n0" -lt "${trunks%s}" ] || [ "$n1" -lt "${trunks%s}" ]; } && continue
     for mode in pcgc pcpc; do
       if one_job "$build/$name" "$n0" "$n1" "$mode" "$trunks"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     done

@@ -285,6 +285,7 @@ fn gather_trunks(agent: &TcpListener, opts: &Options) -> Result<Gathered, String
                 &TrunkMsg::Hello {
                     rank: opts.rank,
                     ntrunks: opts.ntrunks,
+                    mode: opts.trunk_mode,
                     server: opts.server.clone(),
                 },
             )?;
@@ -334,6 +335,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
     let place = RelayPlace {
         me: opts.rank,
         trunks,
+        mode: opts.trunk_mode,
     };
     let mut relay = Relay {
         opts: opts.clone(),
@@ -368,12 +370,13 @@ pub fn run_member(opts: &Options) -> Result<(), String> {
         .map_err(|e| format!("impi-relay: trunk 0: {e}"))?;
     let fail = |e: String| format!("impi-relay: trunk 0 at {join}: {e}");
     send_msg(&mut lead, &TrunkMsg::Join { trunk: opts.trunk }).map_err(fail)?;
-    let (rank, ntrunks, server) = match recv_msg(&mut lead, opts, Some(opts.trunk_timeout)) {
+    let (rank, ntrunks, mode, server) = match recv_msg(&mut lead, opts, Some(opts.trunk_timeout)) {
         Ok(TrunkMsg::Hello {
             rank,
             ntrunks,
+            mode,
             server,
-        }) if opts.trunk < ntrunks => (rank, ntrunks, server),
+        }) if opts.trunk < ntrunks => (rank, ntrunks, mode, server),
         Ok(TrunkMsg::Hello { ntrunks, .. }) => {
             return Err(fail(format!(
                 "this relay is trunk {}, but the cluster has {ntrunks} trunks",
@@ -386,6 +389,7 @@ pub fn run_member(opts: &Options) -> Result<(), String> {
     let opts = Options {
         rank,
         ntrunks,
+        trunk_mode: mode,
         server: server.clone(),
         ..opts.clone()
     };
@@ -761,15 +765,13 @@ impl Relay {
         inside: &crossmpi_impi::wire::tables::GlobalTables,
         outside: &crossmpi_impi::wire::tables::GlobalTables,
     ) -> Result<(), String> {
-        let trunk = (self.opts.trunk, self.opts.ntrunks);
+        let trunking = self.opts.trunking();
         let topo =
-            Topology::new(self.opts.rank, trunk, inside, outside).map_err(|e| e.to_string())?;
+            Topology::new(self.opts.rank, trunking, inside, outside).map_err(|e| e.to_string())?;
         log(&self.opts, || {
             format!(
-                "startup complete: {} host connections to make (trunk {} of {})",
+                "startup complete: {} host connections to make ({trunking:?})",
                 topo.links().len(),
-                trunk.0,
-                trunk.1
             )
         });
         self.router = Some(Router::new(topo, self.opts.router));

@@ -2,7 +2,7 @@
 //! the relay's tunables.
 
 use crate::router::RouterConfig;
-use crate::trunk::MAX_TRUNKS;
+use crate::trunk::{TrunkMode, Trunking, MAX_TRUNKS};
 use crossmpi_impi::wire::startup::MAX_CLIENTS;
 use crossmpi_impi::wire::Limits;
 use std::net::IpAddr;
@@ -16,6 +16,9 @@ pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [
                    with the ADDR:PORT this relay prints
   -trunks K        the cluster has K relays (default 1), each on its own front-end; this
                    one is trunk 0 and waits for the others before starting
+  -trunk-mode destination|source  with -trunks: which relay a packet takes: the one
+                   standing for its destination (default; any IMPI inside), or the one of
+                   its inside process both ways (symmetric; needs crossmpi inside)
   -trunk k -join ADDR:PORT  be trunk k (1..K) of the cluster whose trunk 0 printed
                    ADDR:PORT
   -net ADDR        the relay's address on the private network: it listens there and
@@ -51,6 +54,7 @@ pub struct Options {
     /// The cluster's relay count and this relay's index among them.
     pub ntrunks: u32,
     pub trunk: u32,
+    pub trunk_mode: TrunkMode,
     /// Trunk 0's agent port, for a trunk k > 0.
     pub join: Option<String>,
     pub trunk_timeout: Duration,
@@ -92,12 +96,22 @@ fn number<T: std::str::FromStr + PartialOrd>(
 }
 
 impl Options {
+    /// This relay's place among the cluster's relays.
+    pub fn trunking(&self) -> Trunking {
+        Trunking {
+            trunk: self.trunk,
+            ntrunks: self.ntrunks,
+            mode: self.trunk_mode,
+        }
+    }
+
     /// Parses the arguments (argv[0] excluded); `env` looks up environment variables.
     pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Options, String> {
         let mut relay = None;
         let mut ntrunks = None;
         let mut member = None;
         let mut join = None;
+        let mut trunk_mode = None;
         let mut net = None;
         let mut port = 0u16;
         let mut global_addr = None;
@@ -132,6 +146,17 @@ impl Options {
                         || format!("impi-relay: -trunk: '{v}' is not a trunk index in 1..{MAX_TRUNKS}"),
                     )?);
                 }
+                "trunk-mode" => {
+                    trunk_mode = Some(match value(&mut it, arg)? {
+                        "destination" => TrunkMode::Destination,
+                        "source" => TrunkMode::Source,
+                        v => {
+                            return Err(format!(
+                                "impi-relay: -trunk-mode: '{v}' is not destination or source"
+                            ))
+                        }
+                    })
+                }
                 "join" => {
                     let v = value(&mut it, arg)?;
                     if !v.contains(':') {
@@ -154,7 +179,9 @@ impl Options {
         }
         let (rank, server, ntrunks, trunk) = match (relay, member, &join) {
             (Some((rank, server)), None, None) => (rank, server, ntrunks.unwrap_or(1), 0),
-            (None, Some(trunk), Some(_)) if ntrunks.is_none() => (0, String::new(), 0, trunk),
+            (None, Some(trunk), Some(_)) if ntrunks.is_none() && trunk_mode.is_none() => {
+                (0, String::new(), 0, trunk)
+            }
             (None, None, None) => {
                 return Err(format!(
                     "impi-relay: -relay RANK SERVER:PORT is required\n{USAGE}"
@@ -182,6 +209,7 @@ impl Options {
             server,
             ntrunks,
             trunk,
+            trunk_mode: trunk_mode.unwrap_or_default(),
             join,
             trunk_timeout: Duration::from_secs(trunk_secs),
             net,
@@ -257,6 +285,21 @@ mod tests {
     fn trunk_forms() {
         let o = parse(&["-relay", "2", "s:1", "-trunks", "4"], &[]).unwrap();
         assert_eq!((o.rank, o.ntrunks, o.trunk), (2, 4, 0));
+        assert_eq!(o.trunk_mode, TrunkMode::Destination);
+        let o = parse(
+            &[
+                "-relay",
+                "2",
+                "s:1",
+                "-trunks",
+                "2",
+                "-trunk-mode",
+                "source",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(o.trunk_mode, TrunkMode::Source);
         assert_eq!(o.trunk_timeout, Duration::from_secs(DEFAULT_TRUNK_SECS));
         let o = parse(
             &["-trunk", "3", "-join", "10.0.0.1:900"],
@@ -276,6 +319,11 @@ mod tests {
             ),
             (&["-relay", "1", "s:1", "-join", "a:1"][..], "either"),
             (&["-trunk", "1", "-join", "nohost"][..], "'nohost'"),
+            (&["-relay", "1", "s:1", "-trunk-mode", "x"][..], "'x'"),
+            (
+                &["-trunk", "1", "-join", "a:1", "-trunk-mode", "source"][..],
+                "either",
+            ),
         ] {
             let e = parse(args, &[]).unwrap_err();
             assert!(e.contains(want), "{args:?}: {e}");

@@ -14,11 +14,15 @@
 //! way. The mapping is a deterministic function of the tables, so every relay of a
 //! cluster computes the same one.
 
-use crate::trunk::{block_sizes, TrunkAddrs};
+use crate::trunk::{block_sizes, TrunkAddrs, TrunkMode, SOURCE_TRUNK_MAJOR};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
 use crossmpi_impi::{Error, Result};
 use std::collections::BTreeMap;
+
+/// The major version crossmpi lists in IMPI_C_VERSION ("CXMP"; crossmpi-core's
+/// `CROSSMPI_VERSION`).
+const CROSSMPI_MAJOR: u32 = 0x4358_4d50;
 
 /// Byte 5 of a synthetic address: which rule made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +51,7 @@ pub fn synthetic_addr(rule: Renamed, client: u32, index: u32) -> HostAddr {
 pub struct RelayPlace {
     pub me: u32,
     pub trunks: Vec<TrunkAddrs>,
+    pub mode: TrunkMode,
 }
 
 impl RelayPlace {
@@ -88,6 +93,35 @@ fn split<'a>(label: Label, data: &'a [u8], counts: &[u32], elem: usize) -> Resul
             chunk
         })
         .collect())
+}
+
+/// IMPI_C_VERSION with the source-trunking mark (major "CXTS", minor K) appended to the
+/// list of every client but `me` (each list starts with version 0.0).
+fn mark_source_trunks(data: &[u8], me: u32, k: u32) -> Result<Vec<u8>> {
+    if data.len() % 8 != 0 || !data.starts_with(&[0; 8]) {
+        return Err(invalid(
+            "impi-relay (server reply)",
+            format!(
+                "IMPI_C_VERSION of {} bytes is not version lists",
+                data.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(data.len() + 8 * 32);
+    let mut client = 0u32;
+    for (i, pair) in data.chunks_exact(8).enumerate() {
+        if i > 0 && pair == [0; 8] {
+            if client != me {
+                out.extend(words([SOURCE_TRUNK_MAJOR, k]));
+            }
+            client += 1;
+        }
+        out.extend_from_slice(pair);
+    }
+    if client != me {
+        out.extend(words([SOURCE_TRUNK_MAJOR, k]));
+    }
+    Ok(out)
 }
 
 /// The synthetic addresses of a list of 16-byte process addresses: one per distinct
@@ -165,6 +199,15 @@ impl InsideLabels {
             });
         }
         let k = place.ntrunks();
+        let crossmpi = |v: &[u32]| v.chunks(2).any(|p| p[0] == CROSSMPI_MAJOR);
+        if label == Label::CVersion && place.mode == TrunkMode::Source && !crossmpi(&be32s(data)) {
+            return Err(invalid(
+                "impi-relay (inside agent)",
+                "source trunking (-trunk-mode source) needs crossmpi inside, but the agent's \
+                 IMPI_C_VERSION lists no crossmpi version"
+                    .into(),
+            ));
+        }
         if label == Label::CNprocs && be32s(data)[0] < k {
             return Err(invalid(
                 "impi-relay (inside agent)",
@@ -309,8 +352,12 @@ impl InwardContext {
             return Ok(None);
         }
         if label == Label::CVersion {
-            // Version lists have no count; they pass as they are.
-            return Ok(Some(data.to_vec()));
+            // Version lists have no count; they pass as they are, but for the mark that
+            // tells crossmpi inside to send through its own relay.
+            return Ok(Some(match self.place.mode {
+                TrunkMode::Destination => data.to_vec(),
+                TrunkMode::Source => mark_source_trunks(data, me as u32, self.place.ntrunks())?,
+            }));
         }
         let elem = match label {
             Label::PPid => {
@@ -376,6 +423,7 @@ mod tests {
                 global_port: 7777,
                 private: ip(10, 0, 0, 254),
             }],
+            mode: TrunkMode::Destination,
         }
     }
 
@@ -439,7 +487,11 @@ mod tests {
                 private: ip(10, 0, 0, 250 + k),
             })
             .collect();
-        let p = RelayPlace { me: 0, trunks };
+        let p = RelayPlace {
+            me: 0,
+            trunks,
+            mode: TrunkMode::Destination,
+        };
         let ports = (0..3).map(|k| vec![0, 6000 + k]).collect();
         let (out, inv) = views(&p, &inside, &other, ports);
         let shown: Vec<_> = out.clients[0]
@@ -469,6 +521,35 @@ mod tests {
             .collect();
         assert_eq!(virt, want);
         assert_eq!(inv.clients[1].procs.len(), 4);
+    }
+
+    #[test]
+    fn source_mode_marks_the_other_clients_and_needs_crossmpi_inside() {
+        let mut p = place(1);
+        p.trunks.push(p.trunks[0]);
+        p.mode = TrunkMode::Source;
+        let mut labels = InsideLabels::default();
+        let e = labels
+            .outward(&p, Label::CVersion, &words([0, 0]))
+            .unwrap_err();
+        assert!(e.to_string().contains("needs crossmpi inside"), "{e}");
+        let ours = words([0, 0, CROSSMPI_MAJOR, 17]);
+        assert_eq!(labels.outward(&p, Label::CVersion, &ours).unwrap(), ours);
+        let ctx = InwardContext::new(p, 3);
+        // Client 0 lists 0.0 and 1.2; client 1 (the relays' own) is left as it sent.
+        let reply = [words([0, 0, 1, 2]), ours.clone(), words([0, 0])].concat();
+        let marked = ctx
+            .inward(&labels, Label::CVersion, &reply)
+            .unwrap()
+            .unwrap();
+        let want = [
+            words([0, 0, 1, 2, SOURCE_TRUNK_MAJOR, 2]),
+            ours,
+            words([0, 0, SOURCE_TRUNK_MAJOR, 2]),
+        ]
+        .concat();
+        assert_eq!(marked, want);
+        assert!(mark_source_trunks(&words([1, 2]), 0, 2).is_err());
     }
 
     #[test]

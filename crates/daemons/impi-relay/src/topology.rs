@@ -4,9 +4,13 @@
 //!
 //! With K trunks, relay k is its cluster's host k outside and every other client's
 //! virtual host k inside ([`crate::trunk`]); it has the connections of those hosts only.
-//! Packets take the relay of their destination: the one whose host (outside) or virtual
-//! host (inside) holds it, as plain IMPI routing sends them.
+//! Packets from outside take the relay standing for their destination's host, as plain
+//! IMPI routing sends them. From inside, in destination mode likewise (the relay whose
+//! virtual host holds the destination); in source mode, the relay of the sending
+//! process (crossmpi inside sends through it), so both directions of a pair of
+//! processes take the same relay.
 
+use crate::trunk::{trunk_of, TrunkMode, Trunking};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::handshake::HostHandshake;
 use crossmpi_impi::wire::packet::Proc;
@@ -46,9 +50,12 @@ pub struct Dial {
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub me: u32,
-    /// This relay's trunk index and the cluster's trunk count.
+    /// This relay's trunk index, the cluster's trunk count and mode.
     pub trunk: u32,
     pub ntrunks: u32,
+    mode: TrunkMode,
+    /// World ranks of the relay's own client.
+    own_ranks: std::ops::Range<u32>,
     client_of: Vec<u32>,
     inside_id: Vec<Proc>,
     outside_id: Vec<Proc>,
@@ -100,10 +107,15 @@ impl Topology {
     /// show it (`ntrunks` relays, this one being `trunk`), and derives the connections.
     pub fn new(
         me: u32,
-        (trunk, ntrunks): (u32, u32),
+        trunking: Trunking,
         inside: &GlobalTables,
         outside: &GlobalTables,
     ) -> Result<Topology> {
+        let Trunking {
+            trunk,
+            ntrunks,
+            mode,
+        } = trunking;
         let n = outside.clients.len();
         if inside.clients.len() != n || me as usize >= n || trunk >= ntrunks {
             return Err(mismatch(format!(
@@ -148,10 +160,14 @@ impl Topology {
             .map(|c| inside.first_host(c) + trunk)
             .collect::<Vec<_>>();
         let outside_host_client = outside.hosts().map(|(c, _)| c as u32).collect();
+        let first_rank = outside.first_rank(me as usize);
+        let own_ranks = first_rank..first_rank + outside.clients[me as usize].procs.len() as u32;
         let mut t = Topology {
             me,
             trunk,
             ntrunks,
+            mode,
+            own_ranks,
             by_inside: index(&inside_id),
             by_outside: index(&outside_id),
             client_of,
@@ -275,8 +291,10 @@ impl Topology {
     }
 
     /// Where a packet from `from` goes, with its source and destination as the far side
-    /// knows them. The destination must be on the host this relay stands for on that
-    /// link (outside: its cluster's host; inside: the other client's virtual host). The
+    /// knows them. The packet must belong to this relay: from outside, its destination
+    /// is on the cluster's host this relay stands for; from inside, its destination is
+    /// on this relay's virtual host (destination mode) or its source on this relay's
+    /// trunk (source mode). The
     /// source must live on the sending inside host; from outside, only in the sending
     /// host's client, since a trunked client's relays send each packet through the
     /// relay of its destination, whichever of that client's hosts holds its source.
@@ -295,14 +313,23 @@ impl Topology {
                     .by_inside
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
+                let this_trunk = match self.mode {
+                    TrunkMode::Destination => {
+                        self.inside_host[d as usize] == self.virtual_host[client as usize]
+                    }
+                    TrunkMode::Source => {
+                        let n = self.own_ranks.len() as u32;
+                        trunk_of(n, self.ntrunks, s - self.own_ranks.start) == self.trunk
+                    }
+                };
                 if self.inside_host[s as usize] != host
                     || self.client_of[d as usize] != client
-                    || self.inside_host[d as usize] != self.virtual_host[client as usize]
+                    || !this_trunk
                 {
                     return Err(bad(format!(
                         "world rank {s} -> {d} does not travel from inside host {host} to client \
-                         {client}'s virtual host {}",
-                        self.virtual_host[client as usize]
+                         {client}'s virtual host {} ({:?} trunking)",
+                        self.virtual_host[client as usize], self.mode
                     )));
                 }
                 let to = Link::Outside {
@@ -362,7 +389,15 @@ mod tests {
     use super::*;
     use crate::rewrite::RelayPlace;
     use crate::testing::{cluster, ip, views};
-    use crate::trunk::{trunk_of, TrunkAddrs};
+    use crate::trunk::TrunkAddrs;
+
+    fn trunking(trunk: u32, ntrunks: u32, mode: TrunkMode) -> Trunking {
+        Trunking {
+            trunk,
+            ntrunks,
+            mode,
+        }
+    }
     use std::collections::BTreeSet;
 
     const K: u32 = 3;
@@ -377,7 +412,11 @@ mod tests {
                 private: ip(10, 0, 0, 250 + k),
             })
             .collect();
-        let p = RelayPlace { me: 0, trunks };
+        let p = RelayPlace {
+            me: 0,
+            trunks,
+            mode: TrunkMode::Destination,
+        };
         let ports = (0..K as u16).map(|k| vec![0, 6000 + k]).collect();
         let (out, inv) = views(
             &p,
@@ -386,7 +425,7 @@ mod tests {
             ports,
         );
         let topos = (0..K)
-            .map(|t| Topology::new(0, (t, K), &inv, &out).unwrap())
+            .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Destination), &inv, &out).unwrap())
             .collect();
         (inv, out, topos)
     }
@@ -479,6 +518,50 @@ mod tests {
     }
 
     #[test]
+    fn in_source_mode_inside_packets_take_the_relay_of_their_source() {
+        let (inv, out, _) = trunked();
+        let topos: Vec<Topology> = (0..K)
+            .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Source), &inv, &out).unwrap())
+            .collect();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        let (in_host, out_host) = (host_of_procs(&inv), host_of_procs(&out));
+        for s in 0..5u32 {
+            for d in 5..9u32 {
+                let from = Link::Inside {
+                    host: in_host[s as usize],
+                    client: 1,
+                };
+                let takers: Vec<u32> = (0..K)
+                    .filter(|&t| {
+                        let r =
+                            topos[t as usize].route(from, &in_ids[s as usize], &in_ids[d as usize]);
+                        r.is_ok_and(|(to, _, _)| {
+                            to == Link::Outside {
+                                host: out_host[d as usize],
+                            }
+                        })
+                    })
+                    .collect();
+                assert_eq!(takers, [trunk_of(5, K, s)], "{s} -> {d}");
+                // The reply comes back through the same relay: the one holding s outside.
+                assert_eq!(out_host[s as usize], trunk_of(5, K, s));
+            }
+        }
+        // From outside, as before: the relay holding the destination.
+        let from = Link::Outside { host: 3 };
+        for d in 0..5u32 {
+            let takers: Vec<u32> = (0..K)
+                .filter(|&t| {
+                    topos[t as usize]
+                        .route(from, &out_ids[5], &out_ids[d as usize])
+                        .is_ok()
+                })
+                .collect();
+            assert_eq!(takers, [trunk_of(5, K, d)]);
+        }
+    }
+
+    #[test]
     fn what_trunking_does_not_need_is_still_refused() {
         let (inv, out, topos) = trunked();
         let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
@@ -505,7 +588,7 @@ mod tests {
             Some(Link::Outside { host: 3 })
         );
         // Views that do not show the cluster as K hosts.
-        let e = Topology::new(0, (0, 2), &inv, &out).unwrap_err();
+        let e = Topology::new(0, trunking(0, 2, TrunkMode::Destination), &inv, &out).unwrap_err();
         assert!(e.to_string().contains("not 2 hosts"), "{e}");
     }
 }

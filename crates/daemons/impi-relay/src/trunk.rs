@@ -28,6 +28,42 @@ use std::ops::Range;
 /// The most relays one cluster may have.
 pub const MAX_TRUNKS: u32 = 64;
 
+/// Which relay a packet between the cluster and another client takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrunkMode {
+    /// The relay standing for its destination's host, as plain IMPI routing sends it:
+    /// works with any IMPI implementation inside and outside.
+    #[default]
+    Destination,
+    /// The relay of the inside process, both ways: symmetric routes. Inside ranks must
+    /// send through their own relay's virtual host, which crossmpi does when the tables
+    /// mark the other clients ([`SOURCE_TRUNK_MAJOR`]); needs crossmpi inside.
+    Source,
+}
+
+/// Which relay this is and how the cluster's relays share the traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trunking {
+    pub trunk: u32,
+    pub ntrunks: u32,
+    pub mode: TrunkMode,
+}
+
+impl Trunking {
+    /// The only relay of its cluster.
+    pub const SINGLE: Trunking = Trunking {
+        trunk: 0,
+        ntrunks: 1,
+        mode: TrunkMode::Destination,
+    };
+}
+
+/// The version entry (major "CXTS", minor K) that, in source mode, the relays add to
+/// every other client's IMPI_C_VERSION list in the tables shown inside: crossmpi's IMPI
+/// route (crossmpi-core `route::impi::startup::host_towards`, same value) then sends
+/// to all of that client's processes through the virtual host of its own trunk.
+pub const SOURCE_TRUNK_MAJOR: u32 = 0x4358_5453;
+
 /// The processes (indices within their client) that host `k` of `ntrunks` holds.
 pub fn block(nprocs: u32, ntrunks: u32, k: u32) -> Range<u32> {
     let at = |k: u32| (u64::from(k) * u64::from(nprocs)).div_ceil(u64::from(ntrunks)) as u32;
@@ -63,6 +99,7 @@ pub enum TrunkMsg {
     Hello {
         rank: u32,
         ntrunks: u32,
+        mode: TrunkMode,
         server: String,
     },
     Place(TrunkAddrs),
@@ -143,10 +180,12 @@ impl TrunkMsg {
             TrunkMsg::Hello {
                 rank,
                 ntrunks,
+                mode,
                 server,
             } => {
                 body.extend_from_slice(&rank.to_be_bytes());
                 body.extend_from_slice(&ntrunks.to_be_bytes());
+                body.extend_from_slice(&u32::from(*mode == TrunkMode::Source).to_be_bytes());
                 body.extend_from_slice(server.as_bytes());
             }
             TrunkMsg::Place(a) => {
@@ -215,7 +254,12 @@ impl TrunkMsg {
             2 => TrunkMsg::Hello {
                 rank: u32_at(body, 0)?,
                 ntrunks: u32_at(body, 4)?,
-                server: String::from_utf8(body[8..].to_vec())
+                mode: match u32_at(body, 8)? {
+                    0 => TrunkMode::Destination,
+                    1 => TrunkMode::Source,
+                    m => return Err(bad(format!("trunk mode {m}"))),
+                },
+                server: String::from_utf8(body[12..].to_vec())
                     .map_err(|_| bad("server address is not UTF-8".into()))?,
             },
             3 => {
@@ -291,6 +335,7 @@ mod tests {
             TrunkMsg::Hello {
                 rank: 1,
                 ntrunks: 4,
+                mode: TrunkMode::Source,
                 server: "192.0.2.1:4000".into(),
             },
             TrunkMsg::Place(TrunkAddrs {

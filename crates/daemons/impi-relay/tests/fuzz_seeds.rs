@@ -13,7 +13,7 @@ use crossmpi_impi::wire::tables::ClientInfo;
 use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::rewrite::{InsideLabels, RelayPlace};
 use crossmpi_impi_relay::startup::{StartupEvent, StartupRelay};
-use crossmpi_impi_relay::trunk::TrunkAddrs;
+use crossmpi_impi_relay::trunk::{TrunkAddrs, TrunkMode};
 use std::path::PathBuf;
 
 /// The relay the relay_startup target runs (fuzz_targets/relay_startup.rs).
@@ -25,6 +25,7 @@ fn place() -> RelayPlace {
             global_port: 4000,
             private: HostAddr([10; 16]),
         }],
+        mode: TrunkMode::Destination,
     }
 }
 

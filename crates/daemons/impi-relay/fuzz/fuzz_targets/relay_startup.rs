@@ -6,7 +6,7 @@
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::rewrite::RelayPlace;
-use crossmpi_impi_relay::trunk::TrunkAddrs;
+use crossmpi_impi_relay::trunk::{TrunkAddrs, TrunkMode};
 use crossmpi_impi_relay::startup::{StartupEvent, StartupRelay};
 use libfuzzer_sys::fuzz_target;
 
@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
             global_port: 4000,
             private: HostAddr([10; 16]),
         }],
+    mode: TrunkMode::Destination,
     };
     let mut relay = StartupRelay::new(place, Limits { max_msg: 1 << 16 });
     let mut rest = data;

@@ -12,6 +12,7 @@ use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::io;
 use crossmpi_impi_relay::options::Options;
 use crossmpi_impi_relay::router::RouterConfig;
+use crossmpi_impi_relay::trunk::TrunkMode;
 use crossmpi_impi_server::options::Options as ServerOptions;
 use crossmpi_impi_server::serve;
 use std::io::{Read, Write};
@@ -43,6 +44,7 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         server: server.to_string(),
         ntrunks: 1,
         trunk: 0,
+        trunk_mode: TrunkMode::Destination,
         join: None,
         trunk_timeout: Duration::from_secs(20),
         net: Some(LO),
