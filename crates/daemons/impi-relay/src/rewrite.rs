@@ -98,7 +98,7 @@ fn split<'a>(label: Label, data: &'a [u8], counts: &[u32], elem: usize) -> Resul
 /// IMPI_C_VERSION with the source-trunking mark (major "CXTS", minor K) appended to the
 /// list of every client but `me` (each list starts with version 0.0).
 fn mark_source_trunks(data: &[u8], me: u32, k: u32) -> Result<Vec<u8>> {
-    if data.len() % 8 != 0 || !data.starts_with(&[0; 8]) {
+    if !data.len().is_multiple_of(8) || !data.starts_with(&[0; 8]) {
         return Err(invalid(
             "impi-relay (server reply)",
             format!(
