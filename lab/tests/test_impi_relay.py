@@ -15,9 +15,10 @@ clusters).
   message.
 - Trunking, on examples/lab/grid-trunk.toml (private p with 4 front-ends, private q with
   2, global g; 4 ranks per cluster): C test programs PC-GC with 1, 2 and 4 relays for p
-  and PC-PC with 1+1, 2+2 and 4+2; the cg kernel through 4+2 trunks giving the one
-  cluster answer; and an all-to-all exchange between the clusters (bench/crossbw.c, 128
-  MiB) PC-GC with 2 and 4 trunks and PC-PC with 4+2, whose bytes, counted on every
+  and PC-PC with 1+1, 2+2 and 4+2 (destination mode), and PC-GC 4 and PC-PC 4+2 in
+  source mode; the cg kernel through 4+2 trunks (both modes) giving the one cluster
+  answer; and an all-to-all exchange between the clusters (bench/crossbw.c, 128
+  MiB) PC-GC with 2 and 4 trunks and PC-PC with 4+2 (both modes), whose bytes, counted on every
   front-end's WAN interface, spread over the front-ends that run a relay (each at least
   half its fair share) and not over the others.
 
@@ -132,15 +133,17 @@ def test_without_the_relay_the_network_blocks_the_job(binaries, grids):
     assert re.search(r"cannot connect to IMPI host \d+ at 10\.0\.0\.\d+", text), job.describe()
 
 
-# Trunking: cluster (name, ranks, relays) lists in client order.
+# Trunking: cluster (name, ranks, relays) lists in client order, and the trunk mode.
 TRUNK_PROGRAMS = ["sendrecv", "p2p_order", "coll_basic"]
 TRUNK_PAIRS = {
-    "pcgc-1": [("p", 4, 1), ("g", 4, 0)],
-    "pcgc-2": [("p", 4, 2), ("g", 4, 0)],
-    "pcgc-4": [("p", 4, 4), ("g", 4, 0)],
-    "pcpc-1": [("p", 4, 1), ("q", 4, 1)],
-    "pcpc-2": [("p", 4, 2), ("q", 4, 2)],
-    "pcpc-4x2": [("p", 4, 4), ("q", 4, 2)],
+    "pcgc-1": ([("p", 4, 1), ("g", 4, 0)], "destination"),
+    "pcgc-2": ([("p", 4, 2), ("g", 4, 0)], "destination"),
+    "pcgc-4": ([("p", 4, 4), ("g", 4, 0)], "destination"),
+    "pcpc-1": ([("p", 4, 1), ("q", 4, 1)], "destination"),
+    "pcpc-2": ([("p", 4, 2), ("q", 4, 2)], "destination"),
+    "pcpc-4x2": ([("p", 4, 4), ("q", 4, 2)], "destination"),
+    "pcgc-4-src": ([("p", 4, 4), ("g", 4, 0)], "source"),
+    "pcpc-4x2-src": ([("p", 4, 4), ("q", 4, 2)], "source"),
 }
 FRONTENDS = {"p": 4, "q": 2}
 
@@ -161,12 +164,15 @@ def crossbw(tmp_path_factory):
 @pytest.mark.parametrize("case", [(n, p) for p in TRUNK_PAIRS for n in TRUNK_PROGRAMS], ids=lambda c: f"{c[0]}-{c[1]}")
 def test_program_through_trunks(case, binaries, trunk_jobs):
     name, pair = case
-    job = run_relayed(trunk_jobs, TRUNK_PAIRS[pair], [binaries[name]], timeout=RUN_TIMEOUT)
+    clusters, mode = TRUNK_PAIRS[pair]
+    job = run_relayed(trunk_jobs, clusters, [binaries[name]], timeout=RUN_TIMEOUT, trunk_mode=mode)
     check_ok(job, name)
 
 
-def test_kernel_through_trunks_gives_the_one_cluster_answer(binaries, trunk_jobs):
-    job = run_relayed(trunk_jobs, TRUNK_PAIRS["pcpc-4x2"], [binaries["c/cg"]], timeout=RUN_TIMEOUT)
+@pytest.mark.parametrize("pair", ["pcpc-4x2", "pcpc-4x2-src"])
+def test_kernel_through_trunks_gives_the_one_cluster_answer(pair, binaries, trunk_jobs):
+    clusters, mode = TRUNK_PAIRS[pair]
+    job = run_relayed(trunk_jobs, clusters, [binaries["c/cg"]], timeout=RUN_TIMEOUT, trunk_mode=mode)
     check_ok(job, "cg")
     one = trunk_jobs.run_flat([8], [binaries["c/cg"]], timeout=RUN_TIMEOUT)
     assert one.ok, one.describe()
@@ -185,15 +191,16 @@ def wan_bytes(lab, fe):
     raise KeyError(f"{fe} has no wan0 in /proc/net/dev")
 
 
-@pytest.mark.parametrize("pair", ["pcgc-2", "pcgc-4", "pcpc-4x2"])
+@pytest.mark.parametrize("pair", ["pcgc-2", "pcgc-4", "pcpc-4x2", "pcpc-4x2-src"])
 def test_traffic_spreads_over_the_trunks(pair, crossbw, trunk_jobs):
-    clusters = TRUNK_PAIRS[pair]
+    clusters, mode = TRUNK_PAIRS[pair]
     lab = trunk_jobs.lab
     fes = [f"{c}-fe{k}" for c, _, relays in clusters if relays for k in range(1, FRONTENDS[c] + 1)]
     before = {fe: wan_bytes(lab, fe) for fe in fes}
     # Every rank of one cluster exchanges 1 MiB with every rank of the other, 3 times
     # (and once to warm up): 128 MiB across, checked by the program.
-    job = run_relayed(trunk_jobs, clusters, [crossbw, str(clusters[0][1]), str(1 << 20), "3"], timeout=RUN_TIMEOUT)
+    job = run_relayed(trunk_jobs, clusters, [crossbw, str(clusters[0][1]), str(1 << 20), "3"], timeout=RUN_TIMEOUT,
+                      trunk_mode=mode)
     check_ok(job, "crossbw")
     moved = {fe: wan_bytes(lab, fe) - before[fe] for fe in fes}
     for c, _, relays in clusters:

@@ -30,10 +30,10 @@ from gridjob import Job, cluster_hosts, grid_lab, host_slots, read_first_line  #
 LAB_FILE = "grid-relay.toml"
 
 
-def run_relayed(jobs, clusters, argv, env=None, timeout=120):
+def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destination"):
     """An IMPI job; `clusters` lists (cluster name, ranks, relays) in client order, relays
-    being 0 (joins directly) or the trunk count (True counts as one relay). Returns the
-    finished Job (relays are among its launchers)."""
+    being 0 (joins directly) or the trunk count (True counts as one relay), trunked in
+    `trunk_mode`. Returns the finished Job (relays are among its launchers)."""
     lab = jobs.lab
     names = [h[0][:-1] for h in cluster_hosts(lab)]
     params = {c["name"]: c for c in lab.topo.params["clusters"]}
@@ -54,7 +54,7 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120):
             fe = f"{cname}-fe1"
             relay = jobs._start(job, f"relay {i}", fe,
                                 [f"{jobs.bin}/impi-relay", "-relay", str(i), addr, "-trunks", str(int(trunks)),
-                                 "-net", lab.ip(fe, "priv0")],
+                                 "-trunk-mode", trunk_mode, "-net", lab.ip(fe, "priv0")],
                                 jobs._env(fe, env), pipe_stdout=True)
             target = read_first_line(relay.popen.stdout.fileno(), 10)
             if not target:
