@@ -40,7 +40,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 PREFIX = os.environ.get("CROSSMPI_PREFIX", os.path.join(ROOT, "build", "install"))
 sys.path.insert(0, os.path.join(ROOT, "crates", "daemons", "impi-relay", "bench"))
 
-from relayjob import LAB_FILE, run_relayed  # noqa: E402
+from relayjob import LAB_FILE, run_relayed, wan_bytes  # noqa: E402
 
 TRUNK_LAB_FILE = "grid-trunk.toml"
 from gridjob import GridJobs, grid_lab  # noqa: E402
@@ -178,17 +178,6 @@ def test_kernel_through_trunks_gives_the_one_cluster_answer(pair, binaries, trun
     assert one.ok, one.describe()
     result = [re.findall(r"^cg: .*$", j.stdout, re.M) for j in (job, one)]
     assert len(result[0]) == 1 and result[0] == result[1], f"through trunks {result[0]}, one cluster {result[1]}"
-
-
-def wan_bytes(lab, fe):
-    """Bytes received plus sent on the front-end's WAN interface (/proc/net/dev is per
-    network namespace)."""
-    for line in lab.cmd(fe, "cat /proc/net/dev").splitlines():
-        name, _, counters = line.partition(":")
-        if name.strip() == "wan0":
-            fields = counters.split()
-            return int(fields[0]) + int(fields[8])
-    raise KeyError(f"{fe} has no wan0 in /proc/net/dev")
 
 
 @pytest.mark.parametrize("pair", ["pcgc-2", "pcgc-4", "pcpc-4x2", "pcpc-4x2-src"])

@@ -73,6 +73,17 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destina
     return jobs._finish(job, timeout)
 
 
+def wan_bytes(lab, fe):
+    """Bytes received plus sent on a front-end's WAN interface (/proc/net/dev is per
+    network namespace)."""
+    for line in lab.cmd(fe, "cat /proc/net/dev").splitlines():
+        name, _, counters = line.partition(":")
+        if name.strip() == "wan0":
+            fields = counters.split()
+            return int(fields[0]) + int(fields[8])
+    raise KeyError(f"{fe} has no wan0 in /proc/net/dev")
+
+
 # The three cases of the latency table: (name, clusters in client order).
 CASES = [
     ("GC-GC", [("g", 1, False), ("h", 1, False)]),

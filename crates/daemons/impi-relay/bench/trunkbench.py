@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "impi"))
 sys.path.insert(0, HERE)
 
 from gridjob import GridJobs, Lab, topology  # noqa: E402
-from relayjob import run_relayed  # noqa: E402
+from relayjob import run_relayed, wan_bytes  # noqa: E402
 
 TRUNKS = [1, 2, 4]
 FRONTENDS = 4
@@ -39,16 +39,6 @@ TABLE = {
         {"name": "g", "addressing": "global", "hosts": 4, "frontends": 1},
     ],
 }
-
-
-def wan_bytes(lab, fe):
-    """Bytes received plus sent on a front-end's WAN interface."""
-    for line in lab.cmd(fe, "cat /proc/net/dev").splitlines():
-        name, _, counters = line.partition(":")
-        if name.strip() == "wan0":
-            fields = counters.split()
-            return int(fields[0]) + int(fields[8])
-    raise KeyError(f"{fe} has no wan0")
 
 
 def one_run(jobs, crossbw, trunks, mode):

@@ -413,7 +413,8 @@ impl InwardContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{cluster, ip, views};
+    use crate::testing::{cluster, ip, trunk_place, views};
+    use crossmpi_impi::wire::tables::ClientInfo;
 
     fn place(me: u32) -> RelayPlace {
         RelayPlace {
@@ -480,39 +481,25 @@ mod tests {
     fn trunked_views_partition_both_sides() {
         let inside = cluster(&[3, 2, 2], (8, 16));
         let other = cluster(&[2, 2], (4, 32));
-        let trunks: Vec<TrunkAddrs> = (0..3)
-            .map(|k| TrunkAddrs {
-                global: ip(192, 0, 2, 10 + k),
-                global_port: 7000 + u32::from(k),
-                private: ip(10, 0, 0, 250 + k),
-            })
-            .collect();
-        let p = RelayPlace {
-            me: 0,
-            trunks,
-            mode: TrunkMode::Destination,
-        };
+        let p = trunk_place(3);
         let ports = (0..3).map(|k| vec![0, 6000 + k]).collect();
         let (out, inv) = views(&p, &inside, &other, ports);
-        let shown: Vec<_> = out.clients[0]
-            .hosts
-            .iter()
-            .map(|h| (h.addr, h.port, h.nprocs, h.ackmark, h.hiwater))
-            .collect();
+        let hosts = |c: &ClientInfo| -> Vec<_> {
+            c.hosts
+                .iter()
+                .map(|h| (h.addr, h.port, h.nprocs, h.ackmark, h.hiwater))
+                .collect()
+        };
         let want: Vec<_> = (0..3u8)
             .map(|k| {
                 let t = &p.trunks[k as usize];
                 (t.global, t.global_port, [3, 2, 2][k as usize], 8, 16)
             })
             .collect();
-        assert_eq!(shown, want);
+        assert_eq!(hosts(&out.clients[0]), want);
         assert_eq!(out.clients[0].procs.len(), 7);
         assert_eq!(out.clients[1], other);
-        let virt: Vec<_> = inv.clients[1]
-            .hosts
-            .iter()
-            .map(|h| (h.addr, h.port, h.nprocs, h.ackmark, h.hiwater))
-            .collect();
+        let virt = hosts(&inv.clients[1]);
         let want: Vec<_> = (0..3u8)
             .map(|k| {
                 let t = &p.trunks[k as usize];

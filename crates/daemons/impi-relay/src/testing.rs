@@ -1,6 +1,7 @@
 //! Fixtures of the unit tests.
 
 use crate::rewrite::{InsideLabels, InwardContext, RelayPlace};
+use crate::trunk::{TrunkAddrs, TrunkMode};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
 use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
@@ -100,4 +101,20 @@ pub fn views(
     );
     assert_eq!(inv.max_data_len(), out.max_data_len());
     (out, inv)
+}
+
+/// Client 0 through `k` relays in destination mode: relay t at 192.0.2.(10+t), global
+/// port 7000+t, private address 10.0.0.(250+t).
+pub fn trunk_place(k: u8) -> RelayPlace {
+    RelayPlace {
+        me: 0,
+        trunks: (0..k)
+            .map(|t| TrunkAddrs {
+                global: ip(192, 0, 2, 10 + t),
+                global_port: 7000 + u32::from(t),
+                private: ip(10, 0, 0, 250 + t),
+            })
+            .collect(),
+        mode: TrunkMode::Destination,
+    }
 }

@@ -387,9 +387,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rewrite::RelayPlace;
-    use crate::testing::{cluster, ip, views};
-    use crate::trunk::TrunkAddrs;
+    use crate::testing::{cluster, trunk_place, views};
 
     fn trunking(trunk: u32, ntrunks: u32, mode: TrunkMode) -> Trunking {
         Trunking {
@@ -405,18 +403,7 @@ mod tests {
     /// Client 0 (hosts of 2, 1, 2 processes) through 3 relays; client 1 (2 hosts of 2)
     /// outside. Returns both views and the topology of every trunk.
     fn trunked() -> (GlobalTables, GlobalTables, Vec<Topology>) {
-        let trunks = (0..K as u8)
-            .map(|k| TrunkAddrs {
-                global: ip(192, 0, 2, 10 + k),
-                global_port: 7000 + u32::from(k),
-                private: ip(10, 0, 0, 250 + k),
-            })
-            .collect();
-        let p = RelayPlace {
-            me: 0,
-            trunks,
-            mode: TrunkMode::Destination,
-        };
+        let p = trunk_place(K as u8);
         let ports = (0..K as u16).map(|k| vec![0, 6000 + k]).collect();
         let (out, inv) = views(
             &p,
@@ -428,6 +415,51 @@ mod tests {
             .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Destination), &inv, &out).unwrap())
             .collect();
         (inv, out, topos)
+    }
+
+    /// The trunks that accept a packet from world rank `s` to `d` arriving on `from`
+    /// (`ids`: the identities that side knows), with where each sends it.
+    fn routes(
+        topos: &[Topology],
+        from: Link,
+        ids: &[Proc],
+        s: u32,
+        d: u32,
+    ) -> Vec<(u32, (Link, Proc, Proc))> {
+        topos
+            .iter()
+            .enumerate()
+            .filter_map(|(t, topo)| {
+                let r = topo.route(from, &ids[s as usize], &ids[d as usize]);
+                r.ok().map(|r| (t as u32, r))
+            })
+            .collect()
+    }
+
+    /// Every packet from an inside process to an outside one is taken by exactly the
+    /// trunk `want(s, d)`, from the sender's inside host to the destination's outside
+    /// host, renamed.
+    fn inside_out_takes(
+        inv: &GlobalTables,
+        out: &GlobalTables,
+        topos: &[Topology],
+        want: impl Fn(u32, u32) -> u32,
+    ) {
+        let (in_ids, out_ids) = (proc_ids(inv), proc_ids(out));
+        let (in_host, out_host) = (host_of_procs(inv), host_of_procs(out));
+        for s in 0..5u32 {
+            for d in 5..9u32 {
+                let from = Link::Inside {
+                    host: in_host[s as usize],
+                    client: 1,
+                };
+                let to = Link::Outside {
+                    host: out_host[d as usize],
+                };
+                let expected = (want(s, d), (to, out_ids[s as usize], out_ids[d as usize]));
+                assert_eq!(routes(topos, from, &in_ids, s, d), [expected], "{s} -> {d}");
+            }
+        }
     }
 
     #[test]
@@ -462,47 +494,17 @@ mod tests {
     fn each_packet_takes_the_trunk_of_its_destination() {
         let (inv, out, topos) = trunked();
         let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
-        let (in_host, out_host) = (host_of_procs(&inv), host_of_procs(&out));
+        let in_host = host_of_procs(&inv);
         // Inside to outside: from the sender's inside host to the virtual host holding
         // the destination, which only that trunk accepts.
-        for s in 0..5u32 {
-            for d in 5..9u32 {
-                let from = Link::Inside {
-                    host: in_host[s as usize],
-                    client: 1,
-                };
-                let routes: Vec<_> = topos
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(t, topo)| {
-                        let r = topo.route(from, &in_ids[s as usize], &in_ids[d as usize]);
-                        r.ok().map(|r| (t as u32, r))
-                    })
-                    .collect();
-                let to = Link::Outside {
-                    host: out_host[d as usize],
-                };
-                let want = (
-                    trunk_of(4, K, d - 5),
-                    (to, out_ids[s as usize], out_ids[d as usize]),
-                );
-                assert_eq!(routes, [want], "{s} -> {d}");
-            }
-        }
+        inside_out_takes(&inv, &out, &topos, |_, d| trunk_of(4, K, d - 5));
         // Outside to inside: from any host of client 1 (its own relays may be trunked
         // too) to the relay holding the destination outside.
         for s in 5..9u32 {
             for d in 0..5u32 {
                 for h in 3..5 {
                     let from = Link::Outside { host: h };
-                    let routes: Vec<_> = topos
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(t, topo)| {
-                            let r = topo.route(from, &out_ids[s as usize], &out_ids[d as usize]);
-                            r.ok().map(|r| (t as u32, r))
-                        })
-                        .collect();
+                    let routes = routes(&topos, from, &out_ids, s, d);
                     let to = Link::Inside {
                         host: in_host[d as usize],
                         client: 1,
@@ -523,39 +525,19 @@ mod tests {
         let topos: Vec<Topology> = (0..K)
             .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Source), &inv, &out).unwrap())
             .collect();
-        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
-        let (in_host, out_host) = (host_of_procs(&inv), host_of_procs(&out));
+        inside_out_takes(&inv, &out, &topos, |s, _| trunk_of(5, K, s));
+        let out_ids = proc_ids(&out);
+        let out_host = host_of_procs(&out);
         for s in 0..5u32 {
-            for d in 5..9u32 {
-                let from = Link::Inside {
-                    host: in_host[s as usize],
-                    client: 1,
-                };
-                let takers: Vec<u32> = (0..K)
-                    .filter(|&t| {
-                        let r =
-                            topos[t as usize].route(from, &in_ids[s as usize], &in_ids[d as usize]);
-                        r.is_ok_and(|(to, _, _)| {
-                            to == Link::Outside {
-                                host: out_host[d as usize],
-                            }
-                        })
-                    })
-                    .collect();
-                assert_eq!(takers, [trunk_of(5, K, s)], "{s} -> {d}");
-                // The reply comes back through the same relay: the one holding s outside.
-                assert_eq!(out_host[s as usize], trunk_of(5, K, s));
-            }
+            // Replies come back through the same relay: the one holding s outside.
+            assert_eq!(out_host[s as usize], trunk_of(5, K, s));
         }
         // From outside, as before: the relay holding the destination.
         let from = Link::Outside { host: 3 };
         for d in 0..5u32 {
-            let takers: Vec<u32> = (0..K)
-                .filter(|&t| {
-                    topos[t as usize]
-                        .route(from, &out_ids[5], &out_ids[d as usize])
-                        .is_ok()
-                })
+            let takers: Vec<u32> = routes(&topos, from, &out_ids, 5, d)
+                .iter()
+                .map(|r| r.0)
                 .collect();
             assert_eq!(takers, [trunk_of(5, K, d)]);
         }
