@@ -12,6 +12,7 @@ use common::{dance, fini, start_relay, start_server, start_trunks, startup, Clus
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
 use crossmpi_impi_relay::topology::proc_ids;
+use crossmpi_impi_relay::trunk::{trunk_of, TrunkMode, SOURCE_TRUNK_MAJOR};
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -118,9 +119,25 @@ fn run_cluster(c: Cluster, addr: SocketAddr, extra: usize) -> Result<(), String>
     }
     let conns = dance(&c, &tables)?;
     let mut threads = Vec::new();
+    let client_of_host: Vec<usize> = tables.hosts().map(|(c, _)| c).collect();
     for (k, h, s) in conns {
         let me = first_rank + k as u32;
-        let sends = ranks_of_host[h as usize].clone().map(|d| (me, d)).collect();
+        // As crossmpi sends: to the host holding the destination, unless the relays in
+        // source mode marked its client; then all of the client's processes through
+        // the host of this process's own trunk.
+        let peer = &tables.clients[client_of_host[h as usize]];
+        let marked = peer.versions.iter().find(|v| v.major == SOURCE_TRUNK_MAJOR);
+        let sends = match marked {
+            None => ranks_of_host[h as usize].clone().map(|d| (me, d)).collect(),
+            Some(v) => {
+                let first = tables.first_host(client_of_host[h as usize]);
+                let own = first + trunk_of(c.listeners.len() as u32, v.minor, k as u32);
+                let ranks = ranks_of_host[first as usize].start
+                    ..ranks_of_host[first as usize + peer.hosts.len() - 1].end;
+                let on_own = h == own;
+                ranks.filter(|_| on_own).map(|d| (me, d)).collect()
+            }
+        };
         let t = tables.clone();
         threads.push(std::thread::spawn(move || {
             converse(s, &t, me, sends, extra)
@@ -150,15 +167,19 @@ fn run_cluster(c: Cluster, addr: SocketAddr, extra: usize) -> Result<(), String>
 }
 
 /// One job: clients with the given host counts, each reached directly (0) or through
-/// its own relays (that many trunks). Every party must succeed.
+/// its own relays (that many trunks, in destination mode). Every party must succeed.
 fn job(clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
+    job_in(TrunkMode::Destination, clusters, extra, send_buffer)
+}
+
+fn job_in(mode: TrunkMode, clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
     let (server, server_thread) = start_server(clusters.len() as u32);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
     for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
         let rank = rank as u32;
         let addr = if trunks > 0 {
-            let (addr, t) = start_trunks(rank, server, trunks, send_buffer);
+            let (addr, t) = start_trunks(rank, server, trunks, mode, send_buffer);
             relays.extend(t);
             addr
         } else {
@@ -218,6 +239,13 @@ fn private_clusters_with_different_trunk_counts() {
 }
 
 #[test]
+fn source_mode_trunks() {
+    job_in(TrunkMode::Source, &[(2, 0), (3, 2)], 0, 256 << 10);
+    job_in(TrunkMode::Source, &[(4, 2), (5, 4)], 0, 256 << 10);
+    job_in(TrunkMode::Source, &[(3, 2), (4, 2)], 1 << 20, 4096);
+}
+
+#[test]
 fn long_packets_through_trunks_and_small_buffers() {
     job(&[(3, 2), (4, 2)], 1 << 20, 4096);
 }
@@ -225,7 +253,7 @@ fn long_packets_through_trunks_and_small_buffers() {
 #[test]
 fn a_trunk_beyond_the_count_is_refused_and_the_job_goes_on() {
     let (server, server_thread) = start_server(2);
-    let (relay_addr, relays) = start_trunks(1, server, 2, 1 << 16);
+    let (relay_addr, relays) = start_trunks(1, server, 2, TrunkMode::Destination, 1 << 16);
     let mut stray = TcpStream::connect(relay_addr).unwrap();
     let mut join = Vec::new();
     crossmpi_impi_relay::trunk::TrunkMsg::Join { trunk: 5 }.emit(&mut join);

@@ -65,7 +65,7 @@ pub fn start_relay(
     server: SocketAddr,
     send_buffer: usize,
 ) -> (SocketAddr, JoinHandle<Result<(), String>>) {
-    let (addr, mut threads) = start_trunks(rank, server, 1, send_buffer);
+    let (addr, mut threads) = start_trunks(rank, server, 1, TrunkMode::Destination, send_buffer);
     (addr, threads.remove(0))
 }
 
@@ -75,10 +75,12 @@ pub fn start_trunks(
     rank: u32,
     server: SocketAddr,
     ntrunks: u32,
+    trunk_mode: TrunkMode,
     send_buffer: usize,
 ) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
     let opts = Options {
         ntrunks,
+        trunk_mode,
         ..relay_options(rank, server, send_buffer)
     };
     let (l, shown) = io::bind(&opts).unwrap();
@@ -123,7 +125,15 @@ impl Cluster {
     pub fn info(&self) -> ClientInfo {
         let addr = HostAddr::from_ip(LO);
         ClientInfo {
-            versions: vec![Version::default()],
+            // crossmpi's version entry: the relays' source mode asks for crossmpi inside
+            // (the simulated hosts then send as crossmpi does, see `sends`).
+            versions: vec![
+                Version::default(),
+                Version {
+                    major: 0x4358_4d50,
+                    minor: 17,
+                },
+            ],
             datalen: 4 << 20,
             tag_ub: i32::MAX,
             coll_xsize: -1,
