@@ -13,6 +13,14 @@ clusters).
 - Without the relay the same PC-GC job cannot run: the global cluster's hosts cannot
   open connections into the private cluster, and every part of the job ends with a
   message.
+- Trunking, on examples/lab/grid-trunk.toml (private p with 4 front-ends, private q with
+  2, global g; 4 ranks per cluster): C test programs PC-GC with 1, 2 and 4 relays for p
+  and PC-PC with 1+1, 2+2 and 4+2 (destination mode), and PC-GC 4 and PC-PC 4+2 in
+  source mode; the cg kernel through 4+2 trunks (both modes) giving the one cluster
+  answer; and an all-to-all exchange between the clusters (bench/crossbw.c, 128
+  MiB) PC-GC with 2 and 4 trunks and PC-PC with 4+2 (both modes), whose bytes, counted on every
+  front-end's WAN interface, spread over the front-ends that run a relay (each at least
+  half its fair share) and not over the others.
 
 The relay's added latency is measured by crates/daemons/impi-relay/bench/relayjob.py
 (docs/impi-relay.md). About 3 minutes on 2 cores. Needs root and crossmpi installed in
@@ -32,7 +40,9 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 PREFIX = os.environ.get("CROSSMPI_PREFIX", os.path.join(ROOT, "build", "install"))
 sys.path.insert(0, os.path.join(ROOT, "crates", "daemons", "impi-relay", "bench"))
 
-from relayjob import LAB_FILE, run_relayed  # noqa: E402
+from relayjob import LAB_FILE, run_relayed, wan_bytes  # noqa: E402
+
+TRUNK_LAB_FILE = "grid-trunk.toml"
 from gridjob import GridJobs, grid_lab  # noqa: E402
 
 RUN_TIMEOUT = 90
@@ -121,3 +131,75 @@ def test_without_the_relay_the_network_blocks_the_job(binaries, grids):
         assert p.rc not in (0, None), f"{p.name} should have failed\n{job.describe()}"
     text = "".join(p.out + p.err for p in job.launchers)
     assert re.search(r"cannot connect to IMPI host \d+ at 10\.0\.0\.\d+", text), job.describe()
+
+
+# Trunking: cluster (name, ranks, relays) lists in client order, and the trunk mode.
+TRUNK_PROGRAMS = ["sendrecv", "p2p_order", "coll_basic"]
+TRUNK_PAIRS = {
+    "pcgc-1": ([("p", 4, 1), ("g", 4, 0)], "destination"),
+    "pcgc-2": ([("p", 4, 2), ("g", 4, 0)], "destination"),
+    "pcgc-4": ([("p", 4, 4), ("g", 4, 0)], "destination"),
+    "pcpc-1": ([("p", 4, 1), ("q", 4, 1)], "destination"),
+    "pcpc-2": ([("p", 4, 2), ("q", 4, 2)], "destination"),
+    "pcpc-4x2": ([("p", 4, 4), ("q", 4, 2)], "destination"),
+    "pcgc-4-src": ([("p", 4, 4), ("g", 4, 0)], "source"),
+    "pcpc-4x2-src": ([("p", 4, 4), ("q", 4, 2)], "source"),
+}
+FRONTENDS = {"p": 4, "q": 2}
+
+
+@pytest.fixture(scope="module")
+def trunk_jobs(tmp_path_factory):
+    work = str(tmp_path_factory.mktemp("trunk-work"))
+    with grid_lab(TRUNK_LAB_FILE, 0, unique_name("rt")) as lab:
+        yield GridJobs(lab, PREFIX, work)
+
+
+@pytest.fixture(scope="module")
+def crossbw(tmp_path_factory):
+    bench = os.path.join(ROOT, "crates", "daemons", "impi-relay", "bench", "crossbw.c")
+    return build(str(tmp_path_factory.mktemp("trunk-bin")), bench)
+
+
+@pytest.mark.parametrize("case", [(n, p) for p in TRUNK_PAIRS for n in TRUNK_PROGRAMS], ids=lambda c: f"{c[0]}-{c[1]}")
+def test_program_through_trunks(case, binaries, trunk_jobs):
+    name, pair = case
+    clusters, mode = TRUNK_PAIRS[pair]
+    job = run_relayed(trunk_jobs, clusters, [binaries[name]], timeout=RUN_TIMEOUT, trunk_mode=mode)
+    check_ok(job, name)
+
+
+@pytest.mark.parametrize("pair", ["pcpc-4x2", "pcpc-4x2-src"])
+def test_kernel_through_trunks_gives_the_one_cluster_answer(pair, binaries, trunk_jobs):
+    clusters, mode = TRUNK_PAIRS[pair]
+    job = run_relayed(trunk_jobs, clusters, [binaries["c/cg"]], timeout=RUN_TIMEOUT, trunk_mode=mode)
+    check_ok(job, "cg")
+    one = trunk_jobs.run_flat([8], [binaries["c/cg"]], timeout=RUN_TIMEOUT)
+    assert one.ok, one.describe()
+    result = [re.findall(r"^cg: .*$", j.stdout, re.M) for j in (job, one)]
+    assert len(result[0]) == 1 and result[0] == result[1], f"through trunks {result[0]}, one cluster {result[1]}"
+
+
+@pytest.mark.parametrize("pair", ["pcgc-2", "pcgc-4", "pcpc-4x2", "pcpc-4x2-src"])
+def test_traffic_spreads_over_the_trunks(pair, crossbw, trunk_jobs):
+    clusters, mode = TRUNK_PAIRS[pair]
+    lab = trunk_jobs.lab
+    fes = [f"{c}-fe{k}" for c, _, relays in clusters if relays for k in range(1, FRONTENDS[c] + 1)]
+    before = {fe: wan_bytes(lab, fe) for fe in fes}
+    # Every rank of one cluster exchanges 1 MiB with every rank of the other, 3 times
+    # (and once to warm up): 128 MiB across, checked by the program.
+    job = run_relayed(trunk_jobs, clusters, [crossbw, str(clusters[0][1]), str(1 << 20), "3"], timeout=RUN_TIMEOUT,
+                      trunk_mode=mode)
+    check_ok(job, "crossbw")
+    moved = {fe: wan_bytes(lab, fe) - before[fe] for fe in fes}
+    for c, _, relays in clusters:
+        if not relays:
+            continue
+        used = [moved[f"{c}-fe{k}"] for k in range(1, relays + 1)]
+        idle = [moved[f"{c}-fe{k}"] for k in range(relays + 1, FRONTENDS[c] + 1)]
+        total = sum(used) + sum(idle)
+        assert total > 20 << 20, f"{c}: only {total} bytes crossed the front-ends: {moved}"
+        for b in used:
+            assert b >= total / relays / 2, f"{c}: {relays} trunks but bytes per front-end {moved}"
+        for b in idle:
+            assert b < total / 100, f"{c}: a front-end without a relay carried bytes: {moved}"

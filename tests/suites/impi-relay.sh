@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # C MPI test programs (tests/mpi) as two-cluster IMPI jobs through IMPI relays on
 # loopback: PC-GC (client 1 joins through a relay, client 0 directly) and PC-PC (both
-# through relays). Every party must exit 0 and the program must print "OK <name>".
+# through relays), with one relay per private cluster and, where both clusters have at
+# least 2 ranks, with 2 relays (trunks) per private cluster in destination mode (x2)
+# and in source mode (x2s). Every party must exit 0 and the program must print
+# "OK <name>".
 # The lab test (lab/tests/test_impi_relay.py) runs the same through NAT and firewalls.
 #
 #   tests/suites/impi-relay.sh PREFIX
@@ -23,22 +26,38 @@ first_line() {
   for _ in $(seq 200); do [ -s "$1" ] && { head -n 1 "$1"; return; }; sleep 0.05; done
 }
 
-# one_job PROGRAM N0 N1 MODE: MODE pcgc or pcpc. Prints one result line; status 0 if ok.
+# relays RANK SERVER TRUNKS: starts the relays of client RANK (trunk 0, then the others
+# joining it), adds their pids to `pids` and sets `relay_addr` to trunk 0's address.
+# TRUNKS is a count, with a trailing "s" for source mode.
+relays() {
+  local rank=$1 server=$2 trunks=${3%s} mode=destination k
+  [ "$3" != "$trunks" ] && mode=source
+  "$prefix/bin/impi-relay" -relay "$rank" "$server" -trunks "$trunks" -trunk-mode "$mode" -net 127.0.0.1 \
+    >"$w/relay$rank.out" 2>"$w/relay$rank.err" &
+  pids+=($!)
+  relay_addr=$(first_line "$w/relay$rank.out")
+  for k in $(seq 1 $((trunks - 1))); do
+    "$prefix/bin/impi-relay" -trunk "$k" -join "$relay_addr" -net 127.0.0.1 \
+      >"$w/relay$rank.$k.out" 2>"$w/relay$rank.$k.err" &
+    pids+=($!)
+  done
+}
+
+# one_job PROGRAM N0 N1 MODE TRUNKS: MODE pcgc or pcpc, TRUNKS relays per private
+# cluster. Prints one result line; status 0 if ok.
 one_job() {
-  local prog=$1 n0=$2 n1=$3 mode=$4 w pids=() rc=0 name
+  local prog=$1 n0=$2 n1=$3 mode=$4 trunks=$5 w pids=() rc=0 name relay_addr
   name=$(basename "$prog")
   w=$(mktemp -d)
   "$prefix/bin/impi-server" -server 2 -host 127.0.0.1 --timeout 60 >"$w/server.out" 2>"$w/server.err" &
   local server=$!
   local addr; addr=$(first_line "$w/server.out")
   local a0=$addr a1
-  "$prefix/bin/impi-relay" -relay 1 "$addr" -net 127.0.0.1 >"$w/relay1.out" 2>"$w/relay1.err" &
-  pids+=($!)
-  a1=$(first_line "$w/relay1.out")
+  relays 1 "$addr" "$trunks"
+  a1=$relay_addr
   if [ "$mode" = pcpc ]; then
-    "$prefix/bin/impi-relay" -relay 0 "$addr" -net 127.0.0.1 >"$w/relay0.out" 2>"$w/relay0.err" &
-    pids+=($!)
-    a0=$(first_line "$w/relay0.out")
+    relays 0 "$addr" "$trunks"
+    a0=$relay_addr
   fi
   CROSSMPI_IMPI_ADDR=127.0.0.1 timeout 120 "$prefix/bin/mpirun" --oversubscribe -client 0 "$a0" \
     -n "$n0" "$prog" >"$w/c0.out" 2>&1 </dev/null &
@@ -50,9 +69,9 @@ one_job() {
   wait "$server" || rc=1
   grep -q "^OK $name" "$w/c0.out" "$w/c1.out" || rc=1
   if [ "$rc" -eq 0 ]; then
-    echo "ok   $name $n0+$n1 $mode"
+    echo "ok   $name $n0+$n1 $mode x$trunks"
   else
-    echo "FAIL $name $n0+$n1 $mode"
+    echo "FAIL $name $n0+$n1 $mode x$trunks"
     tail -n 5 "$w"/*.out "$w"/*.err | sed 's/^/    /'
   fi
   rm -rf "$w"
@@ -63,8 +82,12 @@ passed=0 failed=0
 for run in "${runs[@]}"; do
   read -r name n0 n1 <<<"$run"
   "$prefix/bin/mpicc" -O1 -o "$build/$name" "$root/tests/mpi/$name.c" || { failed=$((failed + 1)); continue; }
-  for mode in pcgc pcpc; do
-    if one_job "$build/$name" "$n0" "$n1" "$mode"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  for trunks in 1 2 2s; do
+    # A cluster needs at least one rank per trunk of the other's relays.
+    [ "${trunks%s}" -gt 1 ] && { [ "$n0" -lt "${trunks%s}" ] || [ "$n1" -lt "${trunks%s}" ]; } && continue
+    for mode in pcgc pcpc; do
+      if one_job "$build/$name" "$n0" "$n1" "$mode" "$trunks"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    done
   done
 done
 echo "$passed passed, $failed failed"

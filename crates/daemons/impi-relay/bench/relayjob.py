@@ -2,10 +2,12 @@
 the relay's latency benchmark.
 
 `run_relayed(jobs, clusters, argv)` starts an `impi-server` on the first host of the
-first global cluster, an `impi-relay` on the front-end of every private cluster that
-goes through a relay (its `-net` is the front-end's private address; its global address
-is the one it reaches the server from), and one `mpirun -client I ADDR:PORT` per
-cluster on that cluster's first host, ADDR:PORT being the server's or the relay's.
+first global cluster, the `impi-relay`s of every private cluster that goes through
+relays (trunk 0 on its front-end 1, `-relay I SERVER -trunks K`; trunk k on front-end
+k+1, `-trunk k -join` trunk 0; each relay's `-net` is its front-end's private address,
+its global address the one it reaches the server from), and one `mpirun -client I
+ADDR:PORT` per cluster on that cluster's first host, ADDR:PORT being the server's or
+trunk 0's.
 Processes are started and ended by bench/impi/gridjob.py (by PID).
 
 As a program (`python3 relayjob.py PREFIX [DELAY_MS...]`), it measures the 0-byte
@@ -28,9 +30,10 @@ from gridjob import Job, cluster_hosts, grid_lab, host_slots, read_first_line  #
 LAB_FILE = "grid-relay.toml"
 
 
-def run_relayed(jobs, clusters, argv, env=None, timeout=120):
-    """An IMPI job; `clusters` lists (cluster name, ranks, through a relay?) in client
-    order. Returns the finished Job (relays are among its launchers)."""
+def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destination"):
+    """An IMPI job; `clusters` lists (cluster name, ranks, relays) in client order, relays
+    being 0 (joins directly) or the trunk count (True counts as one relay), trunked in
+    `trunk_mode`. Returns the finished Job (relays are among its launchers)."""
     lab = jobs.lab
     names = [h[0][:-1] for h in cluster_hosts(lab)]
     params = {c["name"]: c for c in lab.topo.params["clusters"]}
@@ -45,23 +48,40 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120):
         jobs._finish(job, 0)
         raise RuntimeError(f"run_relayed: impi-server printed no address\n{job.describe()}")
     server.out = addr + "\n"
-    for i, (cname, n, relayed) in enumerate(clusters):
+    for i, (cname, n, trunks) in enumerate(clusters):
         target = addr
-        if relayed:
+        if trunks:
             fe = f"{cname}-fe1"
             relay = jobs._start(job, f"relay {i}", fe,
-                                [f"{jobs.bin}/impi-relay", "-relay", str(i), addr, "-net", lab.ip(fe, "priv0")],
+                                [f"{jobs.bin}/impi-relay", "-relay", str(i), addr, "-trunks", str(int(trunks)),
+                                 "-trunk-mode", trunk_mode, "-net", lab.ip(fe, "priv0")],
                                 jobs._env(fe, env), pipe_stdout=True)
             target = read_first_line(relay.popen.stdout.fileno(), 10)
             if not target:
                 jobs._finish(job, 0)
                 raise RuntimeError(f"run_relayed: impi-relay printed no address\n{job.describe()}")
             relay.out = target + "\n"
+            for k in range(1, int(trunks)):
+                fe = f"{cname}-fe{k + 1}"
+                jobs._start(job, f"relay {i}.{k}", fe,
+                            [f"{jobs.bin}/impi-relay", "-trunk", str(k), "-join", target, "-net",
+                             lab.ip(fe, "priv0")], jobs._env(fe, env))
         hosts = [f"{cname}{k}" for k in range(1, params[cname]["hosts"] + 1)]
         mpirun = jobs.mpirun_argv(host_slots(hosts, n), n, argv)
         jobs._start(job, f"cluster {i}", hosts[0], mpirun[:1] + ["-client", str(i), target] + mpirun[1:],
                     jobs._env(hosts[0], env))
     return jobs._finish(job, timeout)
+
+
+def wan_bytes(lab, fe):
+    """Bytes received plus sent on a front-end's WAN interface (/proc/net/dev is per
+    network namespace)."""
+    for line in lab.cmd(fe, "cat /proc/net/dev").splitlines():
+        name, _, counters = line.partition(":")
+        if name.strip() == "wan0":
+            fields = counters.split()
+            return int(fields[0]) + int(fields[8])
+    raise KeyError(f"{fe} has no wan0 in /proc/net/dev")
 
 
 # The three cases of the latency table: (name, clusters in client order).

@@ -1,17 +1,20 @@
 //! The relay's I/O: one thread, one `poll` loop over every socket, nonblocking
 //! throughout. The startup dialogue ([`StartupRelay`]) and the data phase ([`Router`])
 //! are sans-IO; this file only moves bytes between them and the sockets, and opens and
-//! closes sockets when they say so.
+//! closes sockets when they say so. The few exchanges between the trunks of a cluster
+//! ([`TrunkMsg`]) are short and blocking: trunk 0 gathers the others before it talks
+//! to the server, and a joined trunk has nothing else to do until it has the tables.
 
 use crate::options::Options;
 use crate::rewrite::RelayPlace;
 use crate::router::{describe, ConnId, Router, RouterEvent};
 use crate::startup::{StartupEvent, StartupRelay, AUTH_MSG_LEN};
 use crate::topology::{Acceptor, Topology};
+use crate::trunk::{TrunkAddrs, TrunkMsg, HEADER_LEN};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::startup::ClientMessage;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -40,7 +43,8 @@ struct Peer {
 }
 
 struct Listeners {
-    agent: TcpListener,
+    /// The agent's port (trunk 0 only).
+    agent: Option<TcpListener>,
     global: TcpListener,
     /// One per client: the virtual host's port (None for the relay's own client).
     private: Vec<Option<TcpListener>>,
@@ -50,7 +54,10 @@ struct Listeners {
 struct Relay {
     opts: Options,
     inside_ip: IpAddr,
-    startup: StartupRelay,
+    /// The startup dialogue: trunk 0 only, the others receive the tables from it.
+    startup: Option<StartupRelay>,
+    /// Trunk 0's connections to trunks 1..K, until they have the tables.
+    members: Vec<TcpStream>,
     router: Option<Router>,
     listeners: Listeners,
     peers: Vec<Peer>,
@@ -105,47 +112,239 @@ fn nonblocking(sock: &TcpStream) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// Runs the relay on the agent's listening socket until the job ends. Ok when every
-/// connection finished and the agent's FINI went to the server.
-pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), String> {
-    let server_addr = std::net::ToSocketAddrs::to_socket_addrs(opts.server.as_str())
-        .map_err(|e| format!("impi-relay: IMPI server address {:?}: {e}", opts.server))?
+fn resolve(addr: &str, what: &str) -> Result<SocketAddr, String> {
+    std::net::ToSocketAddrs::to_socket_addrs(addr)
+        .map_err(|e| format!("impi-relay: {what} address {addr:?}: {e}"))?
         .next()
-        .ok_or_else(|| {
-            format!(
-                "impi-relay: IMPI server address {:?} resolves to nothing",
-                opts.server
-            )
-        })?;
-    let server = connect(server_addr, opts.connect_timeout)
-        .map_err(|e| format!("impi-relay: IMPI server: {e}"))?;
+        .ok_or_else(|| format!("impi-relay: {what} address {addr:?} resolves to nothing"))
+}
+
+/// Sends one trunk message (blocking).
+fn send_msg(sock: &mut TcpStream, msg: &TrunkMsg) -> Result<(), String> {
+    let mut out = Vec::new();
+    msg.emit(&mut out);
+    sock.write_all(&out)
+        .map_err(|e| format!("sending to a trunk: {e}"))
+}
+
+/// Reads one trunk message (blocking, for at most `timeout` when given).
+fn recv_msg(
+    sock: &mut TcpStream,
+    opts: &Options,
+    timeout: Option<Duration>,
+) -> Result<TrunkMsg, String> {
+    sock.set_read_timeout(timeout.map(|t| t.max(Duration::from_millis(1))))
+        .map_err(|e| e.to_string())?;
+    let mut header = [0u8; HEADER_LEN];
+    let read = |sock: &mut TcpStream, buf: &mut [u8]| {
+        sock.read_exact(buf).map_err(|e| match e.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => format!(
+                "no answer within {:?} (CROSSMPI_RELAY_TRUNK_TIMEOUT)",
+                timeout.unwrap_or_default()
+            ),
+            ErrorKind::UnexpectedEof => "the connection closed".into(),
+            _ => e.to_string(),
+        })
+    };
+    read(sock, &mut header)?;
+    let len = TrunkMsg::payload_len(&header, opts.limits.max_msg).map_err(|e| e.to_string())?;
+    let mut body = vec![0u8; len];
+    read(sock, &mut body)?;
+    TrunkMsg::decode(&header, &body, opts.limits.max_msg).map_err(|e| e.to_string())
+}
+
+/// Binds one private listening port per client other than `me`; returns them with
+/// their port numbers (0 for `me`).
+fn bind_private_ports(
+    opts: &Options,
+    me: u32,
+    nclients: u32,
+) -> Result<(Vec<Option<TcpListener>>, Vec<u16>), String> {
+    let bind_ip = opts.net.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    let mut listeners = Vec::new();
+    let mut ports = Vec::new();
+    for c in 0..nclients {
+        if c == me {
+            listeners.push(None);
+            ports.push(0);
+            continue;
+        }
+        let l = TcpListener::bind((bind_ip, 0))
+            .map_err(|e| format!("cannot listen on the private address {bind_ip}: {e}"))?;
+        l.set_nonblocking(true).map_err(|e| e.to_string())?;
+        ports.push(l.local_addr().map_err(|e| e.to_string())?.port());
+        listeners.push(Some(l));
+    }
+    Ok((listeners, ports))
+}
+
+/// Opens the global listening port at `--global-addr`, else at the address this host
+/// uses towards the IMPI server.
+fn bind_global(opts: &Options, server: SocketAddr) -> Result<(TcpListener, IpAddr), String> {
     let global_ip = match opts.global_addr {
         Some(ip) => ip,
-        None => server.local_addr().map_err(|e| e.to_string())?.ip(),
+        None => {
+            // A connected UDP socket sends nothing; it only asks the kernel for the route.
+            let any = if server.is_ipv4() {
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+            } else {
+                IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+            };
+            UdpSocket::bind((any, 0))
+                .and_then(|u| u.connect(server).and_then(|_| u.local_addr()))
+                .map_err(|e| format!("impi-relay: no route to the IMPI server {server}: {e}"))?
+                .ip()
+        }
     };
     let global = TcpListener::bind((global_ip, 0))
         .map_err(|e| format!("impi-relay: cannot listen on the global address {global_ip}: {e}"))?;
-    let global_port = global.local_addr().map_err(|e| e.to_string())?.port();
+    global.set_nonblocking(true).map_err(|e| e.to_string())?;
+    Ok((global, global_ip))
+}
+
+fn addrs_of(global: &TcpListener, inside_ip: IpAddr) -> Result<TrunkAddrs, String> {
+    let g = global.local_addr().map_err(|e| e.to_string())?;
+    Ok(TrunkAddrs {
+        global: HostAddr::from_ip(g.ip()),
+        global_port: u32::from(g.port()),
+        private: HostAddr::from_ip(inside_ip),
+    })
+}
+
+/// Connections to the agent's port while trunk 0 waits for the others: the joined
+/// trunks (in trunk order, 1..K) and early connections that are not trunks, with the
+/// bytes already read from them.
+struct Gathered {
+    members: Vec<(TcpStream, TrunkAddrs)>,
+    early: Vec<(TcpStream, Vec<u8>)>,
+}
+
+/// Trunk 0: accepts the other K-1 trunks on the agent's port, telling each the client
+/// rank and the server, and learning its addresses.
+fn gather_trunks(agent: &TcpListener, opts: &Options) -> Result<Gathered, String> {
+    let deadline = Instant::now() + opts.trunk_timeout;
+    let mut members: Vec<Option<(TcpStream, TrunkAddrs)>> =
+        (1..opts.ntrunks).map(|_| None).collect();
+    let mut early = Vec::new();
+    agent.set_nonblocking(true).map_err(|e| e.to_string())?;
+    while members.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let missing: Vec<usize> = (1..opts.ntrunks as usize)
+                .filter(|&k| members[k - 1].is_none())
+                .collect();
+            return Err(format!(
+                "impi-relay: trunks {missing:?} of {} did not join within {:?} \
+                 (CROSSMPI_RELAY_TRUNK_TIMEOUT)",
+                opts.ntrunks, opts.trunk_timeout
+            ));
+        }
+        let (mut sock, from) = match agent.accept() {
+            Ok(a) => a,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            Err(e) => return Err(format!("impi-relay: accepting on the agent's port: {e}")),
+        };
+        let mut first = [0u8; HEADER_LEN];
+        let got = sock
+            .set_nonblocking(false)
+            .and_then(|_| sock.set_read_timeout(Some(left)))
+            .and_then(|_| sock.read_exact(&mut first));
+        if got.is_err() {
+            eprintln!("impi-relay: refused {from}: no 12-byte message within {left:?}");
+            continue;
+        }
+        if !TrunkMsg::is_trunk(&first) {
+            if early.len() < MAX_CANDIDATES {
+                early.push((sock, first.to_vec()));
+            }
+            continue;
+        }
+        let joined = (|| {
+            let len =
+                TrunkMsg::payload_len(&first, opts.limits.max_msg).map_err(|e| e.to_string())?;
+            let mut body = vec![0u8; len];
+            sock.read_exact(&mut body).map_err(|e| e.to_string())?;
+            let trunk = match TrunkMsg::decode(&first, &body, opts.limits.max_msg) {
+                Ok(TrunkMsg::Join { trunk }) => trunk,
+                other => return Err(format!("expected Join, got {other:?}")),
+            };
+            let slot = members
+                .get_mut((trunk as usize).wrapping_sub(1))
+                .filter(|m| m.is_none())
+                .ok_or_else(|| {
+                    format!(
+                        "trunk {trunk} is not a free trunk index in 1..{}",
+                        opts.ntrunks
+                    )
+                })?;
+            send_msg(
+                &mut sock,
+                &TrunkMsg::Hello {
+                    rank: opts.rank,
+                    ntrunks: opts.ntrunks,
+                    mode: opts.trunk_mode,
+                    server: opts.server.clone(),
+                },
+            )?;
+            match recv_msg(&mut sock, opts, Some(left))? {
+                TrunkMsg::Place(addrs) => {
+                    *slot = Some((sock, addrs));
+                    Ok(trunk)
+                }
+                other => Err(format!("expected Place, got {other:?}")),
+            }
+        })();
+        match joined {
+            Ok(trunk) => log(opts, || format!("trunk {trunk} joined from {from}")),
+            Err(e) => eprintln!("impi-relay: refused a trunk from {from}: {e}"),
+        }
+    }
+    Ok(Gathered {
+        members: members.into_iter().flatten().collect(),
+        early,
+    })
+}
+
+/// Runs trunk 0 (or the only relay) on the agent's listening socket until the job ends.
+/// Ok when every connection finished and the agent's FINI went to the server.
+pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), String> {
+    let gathered = gather_trunks(&agent, opts)?;
+    let server_addr = resolve(&opts.server, "IMPI server")?;
+    let server = connect(server_addr, opts.connect_timeout)
+        .map_err(|e| format!("impi-relay: IMPI server: {e}"))?;
+    let (global, global_ip) = bind_global(opts, server_addr)?;
+    let own = addrs_of(&global, inside_ip)?;
     log(opts, || {
-        format!("connected to the IMPI server {server_addr}; outside hosts reach this relay at {global_ip}:{global_port}")
+        format!(
+            "connected to the IMPI server {server_addr}; outside hosts reach this relay at \
+             {global_ip}:{}",
+            own.global_port
+        )
     });
     nonblocking(&server)?;
-    for l in [&agent, &global] {
-        l.set_nonblocking(true).map_err(|e| e.to_string())?;
+    agent.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let mut trunks = vec![own];
+    let mut members = Vec::new();
+    for (sock, addrs) in gathered.members {
+        trunks.push(addrs);
+        members.push(sock);
     }
     let place = RelayPlace {
         me: opts.rank,
-        global: HostAddr::from_ip(global_ip),
-        global_port: u32::from(global_port),
-        private: HostAddr::from_ip(inside_ip),
+        trunks,
+        mode: opts.trunk_mode,
     };
     let mut relay = Relay {
         opts: opts.clone(),
         inside_ip,
-        startup: StartupRelay::new(place, opts.limits),
+        startup: Some(StartupRelay::new(place, opts.limits)),
+        members,
         router: None,
         listeners: Listeners {
-            agent,
+            agent: Some(agent),
             global,
             private: Vec::new(),
         },
@@ -155,10 +354,86 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
             out: Vec::new(),
         }],
     };
-    let result = relay.serve();
-    for p in &relay.peers {
-        let _ = p.sock.shutdown(Shutdown::Both);
-    }
+    let result = relay
+        .admit_early(gathered.early)
+        .and_then(|_| relay.serve());
+    relay.close_all();
+    result.map_err(|e| format!("impi-relay: {e}"))
+}
+
+/// Runs trunk k > 0: joins trunk 0, takes the tables from it, then relays its share of
+/// the host connections until the job ends.
+pub fn run_member(opts: &Options) -> Result<(), String> {
+    let join = opts.join.as_deref().expect("a joining trunk has -join");
+    let inside_ip = opts.net.unwrap_or_else(host_address);
+    let mut lead = connect(resolve(join, "trunk 0")?, opts.connect_timeout)
+        .map_err(|e| format!("impi-relay: trunk 0: {e}"))?;
+    let fail = |e: String| format!("impi-relay: trunk 0 at {join}: {e}");
+    send_msg(&mut lead, &TrunkMsg::Join { trunk: opts.trunk }).map_err(fail)?;
+    let (rank, ntrunks, mode, server) = match recv_msg(&mut lead, opts, Some(opts.trunk_timeout)) {
+        Ok(TrunkMsg::Hello {
+            rank,
+            ntrunks,
+            mode,
+            server,
+        }) if opts.trunk < ntrunks => (rank, ntrunks, mode, server),
+        Ok(TrunkMsg::Hello { ntrunks, .. }) => {
+            return Err(fail(format!(
+                "this relay is trunk {}, but the cluster has {ntrunks} trunks",
+                opts.trunk
+            )))
+        }
+        Ok(other) => return Err(fail(format!("expected Hello, got {other:?}"))),
+        Err(e) => return Err(fail(e)),
+    };
+    let opts = Options {
+        rank,
+        ntrunks,
+        trunk_mode: mode,
+        server: server.clone(),
+        ..opts.clone()
+    };
+    let (global, global_ip) = bind_global(&opts, resolve(&server, "IMPI server")?)?;
+    let own = addrs_of(&global, inside_ip)?;
+    send_msg(&mut lead, &TrunkMsg::Place(own)).map_err(fail)?;
+    log(&opts, || {
+        format!(
+            "trunk {} of {ntrunks} for client {rank}: outside hosts reach it at {global_ip}:{}",
+            opts.trunk, own.global_port
+        )
+    });
+    // The startup takes as long as the cluster's agent and the other clients need.
+    let nclients = match recv_msg(&mut lead, &opts, None).map_err(fail)? {
+        TrunkMsg::Size { nclients } if rank < nclients => nclients,
+        other => return Err(fail(format!("expected Size, got {other:?}"))),
+    };
+    let (private, ports) = bind_private_ports(&opts, rank, nclients)?;
+    log(&opts, || {
+        format!("virtual hosts at {inside_ip} ports {ports:?}")
+    });
+    send_msg(&mut lead, &TrunkMsg::Ports(ports)).map_err(fail)?;
+    let (inside, outside) = match recv_msg(&mut lead, &opts, None).map_err(fail)? {
+        TrunkMsg::Tables { inside, outside } => (inside, outside),
+        other => return Err(fail(format!("expected Tables, got {other:?}"))),
+    };
+    drop(lead);
+    let mut relay = Relay {
+        opts: opts.clone(),
+        inside_ip,
+        startup: None,
+        members: Vec::new(),
+        router: None,
+        listeners: Listeners {
+            agent: None,
+            global,
+            private,
+        },
+        peers: Vec::new(),
+    };
+    let result = relay
+        .start_router(&inside, &outside)
+        .and_then(|_| relay.serve());
+    relay.close_all();
     result.map_err(|e| format!("impi-relay: {e}"))
 }
 
@@ -174,7 +449,8 @@ enum Slot {
 impl Relay {
     fn serve(&mut self) -> Result<(), String> {
         loop {
-            if self.startup.is_finished() && self.router.as_ref().is_some_and(Router::is_done) {
+            let startup_done = self.startup.as_ref().is_none_or(StartupRelay::is_finished);
+            if startup_done && self.router.as_ref().is_some_and(Router::is_done) {
                 let server = self.peers.iter().find(|p| matches!(p.kind, Kind::Server));
                 if server.is_none_or(|p| p.out.is_empty()) {
                     log(&self.opts, || {
@@ -215,12 +491,10 @@ impl Relay {
             });
             slots.push(slot);
         };
-        if !self.startup.has_agent() {
-            add(
-                self.listeners.agent.as_raw_fd(),
-                libc::POLLIN,
-                Slot::AgentListener,
-            );
+        if let (Some(agent), Some(startup)) = (&self.listeners.agent, &self.startup) {
+            if !startup.has_agent() {
+                add(agent.as_raw_fd(), libc::POLLIN, Slot::AgentListener);
+            }
         }
         if self.router.is_some() {
             add(
@@ -256,7 +530,12 @@ impl Relay {
     fn on_ready(&mut self, slot: Slot, revents: i16) -> Result<(), String> {
         match slot {
             Slot::AgentListener => {
-                while let Ok((sock, from)) = self.listeners.agent.accept() {
+                let agent = self
+                    .listeners
+                    .agent
+                    .as_ref()
+                    .expect("polled only on trunk 0");
+                while let Ok((sock, from)) = agent.accept() {
                     let candidates = self
                         .peers
                         .iter()
@@ -353,46 +632,29 @@ impl Relay {
                     return Ok(());
                 }
                 got.extend_from_slice(data);
-                if got.len() < AUTH_MSG_LEN {
-                    return Ok(());
-                }
-                let bytes = std::mem::take(got);
-                match ClientMessage::decode(&bytes, 4) {
-                    Ok(Some((ClientMessage::Auth { .. }, _))) if !self.startup.has_agent() => {
-                        log(&self.opts, || "the inside agent authenticates".into());
-                        self.peers[i].kind = Kind::Agent;
-                        self.startup
-                            .handle_inside(&bytes)
-                            .map_err(|e| format!("inside agent: {e}"))?;
-                        self.after_startup_input()?;
-                    }
-                    other => {
-                        let why = match other {
-                            Err(e) => e.to_string(),
-                            _ => "not an AUTH message, or an agent is already connected".into(),
-                        };
-                        eprintln!("impi-relay: refused a connection to the agent's port: {why}");
-                        self.peers[i].kind = Kind::Closed;
-                    }
+                if got.len() >= AUTH_MSG_LEN {
+                    self.admit(i)?;
                 }
             }
             Kind::Agent | Kind::Server => {
                 let agent = matches!(p.kind, Kind::Agent);
                 if n == 0 {
+                    let startup = self.startup.as_ref().expect("trunk 0 relays the startup");
                     let early = if agent {
-                        self.startup.inside_closed()
+                        startup.inside_closed()
                     } else {
-                        self.startup.server_closed()
+                        startup.server_closed()
                     };
                     self.peers[i].kind = Kind::Closed;
                     return early.map_or(Ok(()), Err);
                 }
+                let startup = self.startup.as_mut().expect("trunk 0 relays the startup");
                 let handled = if agent {
-                    self.startup
+                    startup
                         .handle_inside(data)
                         .map_err(|e| format!("inside agent: {e}"))
                 } else {
-                    self.startup
+                    startup
                         .handle_server(data)
                         .map_err(|e| format!("IMPI server: {e}"))
                 };
@@ -404,10 +666,55 @@ impl Relay {
         Ok(())
     }
 
+    /// A connection to the agent's port sent its first 12 bytes: it becomes the agent
+    /// if they are AUTH and there is none yet, else it is closed.
+    fn admit(&mut self, i: usize) -> Result<(), String> {
+        let Kind::Candidate(got) = &mut self.peers[i].kind else {
+            return Ok(());
+        };
+        let bytes = std::mem::take(got);
+        let startup = self.startup.as_mut().expect("trunk 0 relays the startup");
+        match ClientMessage::decode(&bytes, 4) {
+            Ok(Some((ClientMessage::Auth { .. }, _))) if !startup.has_agent() => {
+                log(&self.opts, || "the inside agent authenticates".into());
+                self.peers[i].kind = Kind::Agent;
+                startup
+                    .handle_inside(&bytes)
+                    .map_err(|e| format!("inside agent: {e}"))?;
+                self.after_startup_input()
+            }
+            other => {
+                let why = match other {
+                    Err(e) => e.to_string(),
+                    _ => "not an AUTH message, or an agent is already connected".into(),
+                };
+                eprintln!("impi-relay: refused a connection to the agent's port: {why}");
+                self.peers[i].kind = Kind::Closed;
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes the connections that reached the agent's port while trunk 0 waited for
+    /// the other trunks.
+    fn admit_early(&mut self, early: Vec<(TcpStream, Vec<u8>)>) -> Result<(), String> {
+        for (sock, first) in early {
+            nonblocking(&sock)?;
+            self.peers.push(Peer {
+                kind: Kind::Candidate(first),
+                sock,
+                out: Vec::new(),
+            });
+            self.admit(self.peers.len() - 1)?;
+        }
+        self.flush_all()
+    }
+
     /// Queues what the startup dialogue produced and acts on its events.
     fn after_startup_input(&mut self) -> Result<(), String> {
-        let to_inside = self.startup.take_to_inside();
-        let to_server = self.startup.take_to_server();
+        let startup = self.startup.as_mut().expect("trunk 0 relays the startup");
+        let to_inside = startup.take_to_inside();
+        let to_server = startup.take_to_server();
         for p in self.peers.iter_mut() {
             match p.kind {
                 Kind::Agent => p.out.extend_from_slice(&to_inside),
@@ -415,24 +722,21 @@ impl Relay {
                 _ => {}
             }
         }
-        while let Some(ev) = self.startup.poll_event() {
+        while let Some(ev) = self.startup.as_mut().and_then(StartupRelay::poll_event) {
             match ev {
                 StartupEvent::Joined { nclients } => {
                     log(&self.opts, || format!("{nclients} clients joined"));
                     self.open_private_ports(nclients)?;
                 }
                 StartupEvent::Ready { inside, outside } => {
-                    let topo = Topology::new(self.opts.rank, &inside, &outside)
-                        .map_err(|e| e.to_string())?;
-                    log(&self.opts, || {
-                        format!(
-                            "startup complete: {} host connections to make",
-                            topo.links().len()
-                        )
-                    });
-                    self.router = Some(Router::new(topo, self.opts.router));
-                    self.flush_all()?;
-                    self.dial_all()?;
+                    let tables = TrunkMsg::Tables { inside, outside };
+                    for (k, sock) in std::mem::take(&mut self.members).iter_mut().enumerate() {
+                        send_msg(sock, &tables).map_err(|e| format!("trunk {}: {e}", k + 1))?;
+                    }
+                    let TrunkMsg::Tables { inside, outside } = tables else {
+                        unreachable!("built above")
+                    };
+                    self.start_router(&inside, &outside)?;
                 }
                 StartupEvent::InsideFinished => {
                     log(&self.opts, || "the inside agent sent FINI".into())
@@ -440,7 +744,11 @@ impl Relay {
             }
         }
         // Events may have produced more output (private ports release replies).
-        let to_inside = self.startup.take_to_inside();
+        let to_inside = self
+            .startup
+            .as_mut()
+            .map(StartupRelay::take_to_inside)
+            .unwrap_or_default();
         if let Some(p) = self
             .peers
             .iter_mut()
@@ -451,27 +759,59 @@ impl Relay {
         Ok(())
     }
 
+    /// Derives this trunk's connections from the tables and starts making them.
+    fn start_router(
+        &mut self,
+        inside: &crossmpi_impi::wire::tables::GlobalTables,
+        outside: &crossmpi_impi::wire::tables::GlobalTables,
+    ) -> Result<(), String> {
+        let trunking = self.opts.trunking();
+        let topo =
+            Topology::new(self.opts.rank, trunking, inside, outside).map_err(|e| e.to_string())?;
+        log(&self.opts, || {
+            format!(
+                "startup complete: {} host connections to make ({trunking:?})",
+                topo.links().len(),
+            )
+        });
+        self.router = Some(Router::new(topo, self.opts.router));
+        self.flush_all()?;
+        self.dial_all()
+    }
+
+    /// Trunk 0: opens its private ports and gathers every other trunk's.
     fn open_private_ports(&mut self, nclients: u32) -> Result<(), String> {
-        let mut ports = Vec::new();
-        let bind_ip = self.opts.net.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-        for c in 0..nclients {
-            if c == self.opts.rank {
-                self.listeners.private.push(None);
-                ports.push(0);
-                continue;
-            }
-            let l = TcpListener::bind((bind_ip, 0))
-                .map_err(|e| format!("cannot listen on the private address {bind_ip}: {e}"))?;
-            l.set_nonblocking(true).map_err(|e| e.to_string())?;
-            ports.push(l.local_addr().map_err(|e| e.to_string())?.port());
-            self.listeners.private.push(Some(l));
-        }
+        let (private, ports) = bind_private_ports(&self.opts, self.opts.rank, nclients)?;
+        self.listeners.private = private;
         log(&self.opts, || {
             format!("virtual hosts at {} ports {ports:?}", self.inside_ip)
         });
+        let mut all = vec![ports];
+        for (k, sock) in self.members.iter_mut().enumerate() {
+            let trunk = k + 1;
+            send_msg(sock, &TrunkMsg::Size { nclients })
+                .and_then(|_| recv_msg(sock, &self.opts, Some(self.opts.trunk_timeout)))
+                .and_then(|m| match m {
+                    TrunkMsg::Ports(p) if p.len() == nclients as usize => {
+                        all.push(p);
+                        Ok(())
+                    }
+                    other => Err(format!("expected {nclients} ports, got {other:?}")),
+                })
+                .map_err(|e| format!("trunk {trunk}: {e}"))?;
+        }
         self.startup
-            .set_private_ports(ports)
+            .as_mut()
+            .expect("trunk 0 relays the startup")
+            .set_private_ports(all)
             .map_err(|e| e.to_string())
+    }
+
+    /// Shuts every socket down as the relay ends.
+    fn close_all(&self) {
+        for p in &self.peers {
+            let _ = p.sock.shutdown(Shutdown::Both);
+        }
     }
 
     /// Opens the connections the relay makes (to lower-ranked hosts on each side).

@@ -1,4 +1,5 @@
-//! The IMPI relay: `impi-relay -relay RANK SERVER:PORT [-net ADDR] [-port P]`.
+//! The IMPI relay: `impi-relay -relay RANK SERVER:PORT [-trunks K] [-net ADDR] [-port P]`,
+//! and `impi-relay -trunk k -join ADDR:PORT` for the other relays of a trunked cluster.
 //!
 //! It runs on a front-end with a private and a global side and lets a cluster whose
 //! hosts have private addresses join an IMPI job: towards the IMPI server and the other
@@ -6,7 +7,9 @@
 //! towards the cluster it is the IMPI server, and every other client is ONE host at the
 //! relay's private address. It relays the startup dialogue rewriting the tables
 //! ([`rewrite`], [`startup`]), then the packets between the hosts of both sides
-//! rewriting `pk_src`/`pk_dest` ([`topology`], [`router`]). All protocol logic is sans-IO;
+//! rewriting `pk_src`/`pk_dest` ([`topology`], [`router`]). With K relays ([`trunk`]),
+//! the cluster is K hosts outside and every other client K virtual hosts inside, each
+//! relay standing for one of them. All protocol logic is sans-IO;
 //! [`io`] is the poll loop. See docs/impi-relay.md.
 
 pub mod io;
@@ -17,6 +20,7 @@ pub mod startup;
 #[cfg(test)]
 mod testing;
 pub mod topology;
+pub mod trunk;
 
 use options::Options;
 use std::io::Write;
@@ -37,6 +41,15 @@ pub fn main(args: Vec<String>) -> i32 {
             return 2;
         }
     };
+    if opts.join.is_some() {
+        return match io::run_member(&opts) {
+            Ok(()) => 0,
+            Err(msg) => {
+                eprintln!("{msg}");
+                1
+            }
+        };
+    }
     let (listener, shown) = match io::bind(&opts) {
         Ok(l) => l,
         Err(e) => {

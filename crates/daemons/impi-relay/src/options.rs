@@ -2,16 +2,25 @@
 //! the relay's tunables.
 
 use crate::router::RouterConfig;
+use crate::trunk::{TrunkMode, Trunking, MAX_TRUNKS};
 use crossmpi_impi::wire::startup::MAX_CLIENTS;
 use crossmpi_impi::wire::Limits;
 use std::net::IpAddr;
 use std::time::Duration;
 
-pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-net PRIVATE_ADDR] [-port P]
-                  [--global-addr ADDR] [-v]
+pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [-net PRIVATE_ADDR]
+                  [-port P] [--global-addr ADDR] [-v]
+       impi-relay -trunk k -join ADDR:PORT [-net PRIVATE_ADDR] [--global-addr ADDR] [-v]
   -relay RANK SERVER:PORT  stand in for IMPI client RANK towards the IMPI server at
                    SERVER:PORT; the private cluster runs `mpirun -client RANK ADDR:PORT`
                    with the ADDR:PORT this relay prints
+  -trunks K        the cluster has K relays (default 1), each on its own front-end; this
+                   one is trunk 0 and waits for the others before starting
+  -trunk-mode destination|source  with -trunks: which relay a packet takes: the one
+                   standing for its destination (default; any IMPI inside), or the one of
+                   its inside process both ways (symmetric; needs crossmpi inside)
+  -trunk k -join ADDR:PORT  be trunk k (1..K) of the cluster whose trunk 0 printed
+                   ADDR:PORT
   -net ADDR        the relay's address on the private network: it listens there and
                    the cluster's hosts reach it there (default: listen on all addresses
                    and use this host's first non-loopback address)
@@ -32,10 +41,23 @@ pub const DEFAULT_CONNECT_SECS: u64 = 30;
 /// receiver not reading, while 100 connections cost at most 25 MiB.
 pub const DEFAULT_BUFFER: usize = 256 << 10;
 
+/// Default of `CROSSMPI_RELAY_TRUNK_TIMEOUT`: how long trunk 0 waits for the other
+/// trunks to join (and each to answer during startup). A minute covers relays started
+/// by hand on several front-ends; a trunk that never comes should not hang the job.
+pub const DEFAULT_TRUNK_SECS: u64 = 60;
+
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The client rank and the IMPI server (a joining trunk learns both from trunk 0).
     pub rank: u32,
     pub server: String,
+    /// The cluster's relay count and this relay's index among them.
+    pub ntrunks: u32,
+    pub trunk: u32,
+    pub trunk_mode: TrunkMode,
+    /// Trunk 0's agent port, for a trunk k > 0.
+    pub join: Option<String>,
+    pub trunk_timeout: Duration,
     pub net: Option<IpAddr>,
     pub port: u16,
     pub global_addr: Option<IpAddr>,
@@ -74,9 +96,22 @@ fn number<T: std::str::FromStr + PartialOrd>(
 }
 
 impl Options {
+    /// This relay's place among the cluster's relays.
+    pub fn trunking(&self) -> Trunking {
+        Trunking {
+            trunk: self.trunk,
+            ntrunks: self.ntrunks,
+            mode: self.trunk_mode,
+        }
+    }
+
     /// Parses the arguments (argv[0] excluded); `env` looks up environment variables.
     pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Options, String> {
         let mut relay = None;
+        let mut ntrunks = None;
+        let mut member = None;
+        let mut join = None;
+        let mut trunk_mode = None;
         let mut net = None;
         let mut port = 0u16;
         let mut global_addr = None;
@@ -99,6 +134,36 @@ impl Options {
                     }
                     relay = Some((rank, server.to_string()));
                 }
+                "trunks" => {
+                    let v = value(&mut it, arg)?;
+                    ntrunks = Some(v.parse::<u32>().ok().filter(|k| (1..=MAX_TRUNKS).contains(k)).ok_or_else(
+                        || format!("impi-relay: -trunks: '{v}' is not a trunk count in 1..={MAX_TRUNKS}"),
+                    )?);
+                }
+                "trunk" => {
+                    let v = value(&mut it, arg)?;
+                    member = Some(v.parse::<u32>().ok().filter(|k| (1..MAX_TRUNKS).contains(k)).ok_or_else(
+                        || format!("impi-relay: -trunk: '{v}' is not a trunk index in 1..{MAX_TRUNKS}"),
+                    )?);
+                }
+                "trunk-mode" => {
+                    trunk_mode = Some(match value(&mut it, arg)? {
+                        "destination" => TrunkMode::Destination,
+                        "source" => TrunkMode::Source,
+                        v => {
+                            return Err(format!(
+                                "impi-relay: -trunk-mode: '{v}' is not destination or source"
+                            ))
+                        }
+                    })
+                }
+                "join" => {
+                    let v = value(&mut it, arg)?;
+                    if !v.contains(':') {
+                        return Err(format!("impi-relay: -join: '{v}' is not ADDR:PORT"));
+                    }
+                    join = Some(v.to_string());
+                }
                 "net" => net = Some(ip(value(&mut it, arg)?, arg)?),
                 "port" => {
                     let v = value(&mut it, arg)?;
@@ -112,8 +177,23 @@ impl Options {
                 _ => return Err(format!("impi-relay: unknown option '{arg}'\n{USAGE}")),
             }
         }
-        let (rank, server) = relay
-            .ok_or_else(|| format!("impi-relay: -relay RANK SERVER:PORT is required\n{USAGE}"))?;
+        let (rank, server, ntrunks, trunk) = match (relay, member, &join) {
+            (Some((rank, server)), None, None) => (rank, server, ntrunks.unwrap_or(1), 0),
+            (None, Some(trunk), Some(_)) if ntrunks.is_none() && trunk_mode.is_none() => {
+                (0, String::new(), 0, trunk)
+            }
+            (None, None, None) => {
+                return Err(format!(
+                    "impi-relay: -relay RANK SERVER:PORT is required\n{USAGE}"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "impi-relay: use either -relay RANK SERVER:PORT [-trunks K] or \
+                     -trunk k -join ADDR:PORT\n{USAGE}"
+                ))
+            }
+        };
         let connect = number(
             env,
             "CROSSMPI_RELAY_CONNECT_TIMEOUT",
@@ -121,11 +201,17 @@ impl Options {
             1,
         )?;
         let send_buffer = number(env, "CROSSMPI_RELAY_BUFFER", DEFAULT_BUFFER, 4096)?;
+        let trunk_secs = number(env, "CROSSMPI_RELAY_TRUNK_TIMEOUT", DEFAULT_TRUNK_SECS, 1)?;
         let limits = Limits::from_var(env("CROSSMPI_IMPI_MAX_MSG").as_deref())
             .map_err(|e| format!("impi-relay: {e}"))?;
         Ok(Options {
             rank,
             server,
+            ntrunks,
+            trunk,
+            trunk_mode: trunk_mode.unwrap_or_default(),
+            join,
+            trunk_timeout: Duration::from_secs(trunk_secs),
             net,
             port,
             global_addr,
@@ -178,6 +264,7 @@ mod tests {
         assert_eq!(o.net, Some("192.168.1.1".parse().unwrap()));
         assert_eq!(o.global_addr, None);
         assert_eq!(o.router.send_buffer, DEFAULT_BUFFER);
+        assert_eq!((o.ntrunks, o.trunk, o.join.as_deref()), (1, 0, None));
         assert_eq!(o.connect_timeout, Duration::from_secs(30));
         let o = parse(
             &["--relay", "0", "h:1", "--global-addr", "::1"],
@@ -192,6 +279,55 @@ mod tests {
             (o.router.send_buffer, o.connect_timeout.as_secs()),
             (8192, 3)
         );
+    }
+
+    #[test]
+    fn trunk_forms() {
+        let o = parse(&["-relay", "2", "s:1", "-trunks", "4"], &[]).unwrap();
+        assert_eq!((o.rank, o.ntrunks, o.trunk), (2, 4, 0));
+        assert_eq!(o.trunk_mode, TrunkMode::Destination);
+        let o = parse(
+            &[
+                "-relay",
+                "2",
+                "s:1",
+                "-trunks",
+                "2",
+                "-trunk-mode",
+                "source",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(o.trunk_mode, TrunkMode::Source);
+        assert_eq!(o.trunk_timeout, Duration::from_secs(DEFAULT_TRUNK_SECS));
+        let o = parse(
+            &["-trunk", "3", "-join", "10.0.0.1:900"],
+            &[("CROSSMPI_RELAY_TRUNK_TIMEOUT", "5")],
+        )
+        .unwrap();
+        assert_eq!((o.trunk, o.join.as_deref()), (3, Some("10.0.0.1:900")));
+        assert_eq!(o.trunk_timeout, Duration::from_secs(5));
+        for (args, want) in [
+            (&["-relay", "1", "s:1", "-trunks", "0"][..], "'0'"),
+            (&["-relay", "1", "s:1", "-trunks", "65"][..], "'65'"),
+            (&["-trunk", "0", "-join", "a:1"][..], "'0'"),
+            (&["-trunk", "1"][..], "either"),
+            (
+                &["-trunk", "1", "-join", "a:1", "-trunks", "2"][..],
+                "either",
+            ),
+            (&["-relay", "1", "s:1", "-join", "a:1"][..], "either"),
+            (&["-trunk", "1", "-join", "nohost"][..], "'nohost'"),
+            (&["-relay", "1", "s:1", "-trunk-mode", "x"][..], "'x'"),
+            (
+                &["-trunk", "1", "-join", "a:1", "-trunk-mode", "source"][..],
+                "either",
+            ),
+        ] {
+            let e = parse(args, &[]).unwrap_err();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
     }
 
     #[test]

@@ -14,10 +14,15 @@
 //! way. The mapping is a deterministic function of the tables, so every relay of a
 //! cluster computes the same one.
 
+use crate::trunk::{block_sizes, TrunkAddrs, TrunkMode, SOURCE_TRUNK_MAJOR};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
 use crossmpi_impi::{Error, Result};
 use std::collections::BTreeMap;
+
+/// The major version crossmpi lists in IMPI_C_VERSION ("CXMP"; crossmpi-core's
+/// `CROSSMPI_VERSION`).
+const CROSSMPI_MAJOR: u32 = 0x4358_4d50;
 
 /// Byte 5 of a synthetic address: which rule made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,15 +44,20 @@ pub fn synthetic_addr(rule: Renamed, client: u32, index: u32) -> HostAddr {
     HostAddr(b)
 }
 
-/// Where the relay stands: its client rank and its two addresses.
+/// Where the relays of a cluster stand: its client rank and, for every trunk, the two
+/// addresses (trunk k is the cluster's host k outside and every other client's virtual
+/// host k inside).
 #[derive(Debug, Clone)]
 pub struct RelayPlace {
     pub me: u32,
-    /// Advertised outside in `H_IPV6`, with the port outside hosts connect to.
-    pub global: HostAddr,
-    pub global_port: u32,
-    /// Advertised inside as the address of every other client's host.
-    pub private: HostAddr,
+    pub trunks: Vec<TrunkAddrs>,
+    pub mode: TrunkMode,
+}
+
+impl RelayPlace {
+    fn ntrunks(&self) -> u32 {
+        self.trunks.len() as u32
+    }
 }
 
 fn be32s(data: &[u8]) -> Vec<u32> {
@@ -83,6 +93,35 @@ fn split<'a>(label: Label, data: &'a [u8], counts: &[u32], elem: usize) -> Resul
             chunk
         })
         .collect())
+}
+
+/// IMPI_C_VERSION with the source-trunking mark (major "CXTS", minor K) appended to the
+/// list of every client but `me` (each list starts with version 0.0).
+fn mark_source_trunks(data: &[u8], me: u32, k: u32) -> Result<Vec<u8>> {
+    if !data.len().is_multiple_of(8) || !data.starts_with(&[0; 8]) {
+        return Err(invalid(
+            "impi-relay (server reply)",
+            format!(
+                "IMPI_C_VERSION of {} bytes is not version lists",
+                data.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(data.len() + 8 * 32);
+    let mut client = 0u32;
+    for (i, pair) in data.chunks_exact(8).enumerate() {
+        if i > 0 && pair == [0; 8] {
+            if client != me {
+                out.extend(words([SOURCE_TRUNK_MAJOR, k]));
+            }
+            client += 1;
+        }
+        out.extend_from_slice(pair);
+    }
+    if client != me {
+        out.extend(words([SOURCE_TRUNK_MAJOR, k]));
+    }
+    Ok(out)
 }
 
 /// The synthetic addresses of a list of 16-byte process addresses: one per distinct
@@ -159,16 +198,37 @@ impl InsideLabels {
                 allowed: "1..=2147483647".into(),
             });
         }
+        let k = place.ntrunks();
+        let crossmpi = |v: &[u32]| v.chunks(2).any(|p| p[0] == CROSSMPI_MAJOR);
+        if label == Label::CVersion && place.mode == TrunkMode::Source && !crossmpi(&be32s(data)) {
+            return Err(invalid(
+                "impi-relay (inside agent)",
+                "source trunking (-trunk-mode source) needs crossmpi inside, but the agent's \
+                 IMPI_C_VERSION lists no crossmpi version"
+                    .into(),
+            ));
+        }
+        if label == Label::CNprocs && be32s(data)[0] < k {
+            return Err(invalid(
+                "impi-relay (inside agent)",
+                format!(
+                    "IMPI_C_NPROCS is {}: a cluster needs at least one process per trunk ({k})",
+                    be32s(data)[0]
+                ),
+            ));
+        }
         let out = match label {
-            Label::CNhosts => words([1]),
-            Label::HIpv6 => place.global.0.to_vec(),
-            Label::HPort => words([place.global_port]),
+            Label::CNhosts => words([k]),
+            Label::HIpv6 => place.trunks.iter().flat_map(|t| t.global.0).collect(),
+            Label::HPort => words(place.trunks.iter().map(|t| t.global_port)),
             Label::HNprocs => {
-                words([be32s(data).iter().map(|&n| u64::from(n)).sum::<u64>() as u32])
+                let n = be32s(data).iter().map(|&n| u64::from(n)).sum::<u64>() as u32;
+                words(block_sizes(n, k))
             }
-            Label::HAckmark | Label::HHiwater => {
-                words([be32s(data).into_iter().min().unwrap_or(1)])
-            }
+            Label::HAckmark | Label::HHiwater => words(std::iter::repeat_n(
+                be32s(data).into_iter().min().unwrap_or(1),
+                k as usize,
+            )),
             Label::PIpv6 => rename_addresses(data, Renamed::Outward, place.me, |_| false),
             _ => data.to_vec(),
         };
@@ -185,8 +245,9 @@ pub struct InwardContext {
     /// Hosts and processes per client, from the outside replies.
     pub nhosts: Option<Vec<u32>>,
     pub nprocs: Option<Vec<u32>>,
-    /// The private listening port of every client's host (the relay's own entry unused).
-    pub ports: Option<Vec<u16>>,
+    /// The private listening port of every client's virtual host, per trunk
+    /// (`ports[trunk][client]`; the relay's own client's entry unused).
+    pub ports: Option<Vec<Vec<u16>>>,
 }
 
 impl InwardContext {
@@ -222,14 +283,26 @@ impl InwardContext {
             });
         }
         let me = self.place.me as usize;
-        if label == Label::CNhosts && vals[me] != 1 {
+        let k = self.place.ntrunks();
+        if label == Label::CNhosts && vals[me] != k {
             return Err(invalid(
                 "impi-relay (server reply)",
                 format!(
-                    "IMPI_C_NHOSTS of this relay's client {me} is {}, not 1",
+                    "IMPI_C_NHOSTS of this relay's client {me} is {}, not its {k} trunks",
                     vals[me]
                 ),
             ));
+        }
+        if label == Label::CNprocs {
+            if let Some((c, n)) = vals.iter().enumerate().find(|(_, &n)| n < k) {
+                return Err(invalid(
+                    "impi-relay (server reply)",
+                    format!(
+                        "client {c} has {n} processes, fewer than this cluster's {k} trunks \
+                         (each relay shows it as one host of at least one process)"
+                    ),
+                ));
+            }
         }
         match label {
             Label::CNhosts => self.nhosts = Some(vals),
@@ -279,8 +352,12 @@ impl InwardContext {
             return Ok(None);
         }
         if label == Label::CVersion {
-            // Version lists have no count; they pass as they are.
-            return Ok(Some(data.to_vec()));
+            // Version lists have no count; they pass as they are, but for the mark that
+            // tells crossmpi inside to send through its own relay.
+            return Ok(Some(match self.place.mode {
+                TrunkMode::Destination => data.to_vec(),
+                TrunkMode::Source => mark_source_trunks(data, me as u32, self.place.ntrunks())?,
+            }));
         }
         let elem = match label {
             Label::PPid => {
@@ -308,21 +385,18 @@ impl InwardContext {
                 continue;
             }
             let nprocs = self.nprocs.as_ref().map(|p| p[c]).unwrap_or(0);
+            let k = self.place.ntrunks();
             match label {
-                Label::HIpv6 => out.extend_from_slice(&self.place.private.0),
-                Label::HPort => {
-                    let port = self
-                        .ports
-                        .as_ref()
-                        .and_then(|p| p.get(c))
-                        .copied()
-                        .unwrap_or(0);
-                    out.extend_from_slice(&u32::from(port).to_be_bytes());
-                }
-                Label::HNprocs => out.extend_from_slice(&nprocs.to_be_bytes()),
-                Label::HAckmark | Label::HHiwater => out
-                    .extend_from_slice(&be32s(chunk).into_iter().min().unwrap_or(1).to_be_bytes()),
-                Label::CNhosts => out.extend_from_slice(&1u32.to_be_bytes()),
+                Label::HIpv6 => out.extend(self.place.trunks.iter().flat_map(|t| t.private.0)),
+                Label::HPort => out.extend(self.ports.iter().flatten().flat_map(|per_client| {
+                    u32::from(per_client.get(c).copied().unwrap_or(0)).to_be_bytes()
+                })),
+                Label::HNprocs => out.extend(words(block_sizes(nprocs, k))),
+                Label::HAckmark | Label::HHiwater => out.extend(words(std::iter::repeat_n(
+                    be32s(chunk).into_iter().min().unwrap_or(1),
+                    k as usize,
+                ))),
+                Label::CNhosts => out.extend_from_slice(&k.to_be_bytes()),
                 Label::PIpv6 => out.extend_from_slice(&rename_addresses(
                     chunk,
                     Renamed::Inward,
@@ -339,76 +413,34 @@ impl InwardContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{client, ip};
-    use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
-
-    /// A client whose hosts (10.0.0.h, one per entry) hold the given process counts,
-    /// pids 100, 101, ... on each; host h has marks `marks` + h.
-    fn cluster(procs_per_host: &[u32], marks: (u32, u32)) -> ClientInfo {
-        let pids: Vec<Vec<i64>> = procs_per_host
-            .iter()
-            .map(|&n| (100..100 + i64::from(n)).collect())
-            .collect();
-        let hosts: Vec<(HostAddr, u32, &[i64])> = pids
-            .iter()
-            .enumerate()
-            .map(|(h, p)| (ip(10, 0, 0, h as u8 + 1), 5000 + h as u32, &p[..]))
-            .collect();
-        let mut info = client(&hosts, marks);
-        for (h, host) in info.hosts.iter_mut().enumerate() {
-            host.ackmark += h as u32;
-            host.hiwater += h as u32;
-        }
-        info
-    }
+    use crate::testing::{cluster, ip, trunk_place, views};
+    use crossmpi_impi::wire::tables::ClientInfo;
 
     fn place(me: u32) -> RelayPlace {
         RelayPlace {
             me,
-            global: ip(192, 0, 2, 9),
-            global_port: 7777,
-            private: ip(10, 0, 0, 254),
+            trunks: vec![TrunkAddrs {
+                global: ip(192, 0, 2, 9),
+                global_port: 7777,
+                private: ip(10, 0, 0, 254),
+            }],
+            mode: TrunkMode::Destination,
         }
     }
 
-    /// Two private clusters with the same addresses and pids: client 0 is inside the
-    /// relay, client 1 is outside (as its own relay would show it, but unrenamed).
+    /// Two private clusters with the same addresses and pids, one relay.
     #[test]
     fn both_views_are_consistent_tables() {
         let inside = cluster(&[2, 1], (8, 16));
         let other = cluster(&[1, 1, 1], (4, 32));
-        let mut labels = InsideLabels::default();
         let p = place(0);
-        let mut outside = GlobalTables {
-            clients: vec![inside.clone(), other.clone()],
-        };
-        let mut replies = BTreeMap::new();
-        for label in Label::LAM_ORDER {
-            let sent = labels
-                .outward(&p, label, &inside.contribution(label))
-                .unwrap();
-            let mut reply = sent.clone();
-            reply.extend(other.contribution(label));
-            replies.insert(label, reply);
-        }
+        let (out, inv) = views(&p, &inside, &other, vec![vec![0, 6001]]);
         // The outside view: the cluster is one host, its processes renamed.
-        let out_replies = replies
-            .iter()
-            .map(|(&l, d)| {
-                let r = crossmpi_impi::wire::startup::CollReply {
-                    label: l,
-                    client_mask: 3,
-                    data: d.clone(),
-                };
-                (l, r)
-            })
-            .collect();
-        let out = GlobalTables::decode(2, &out_replies).unwrap();
         assert_eq!(out.clients[0].hosts.len(), 1);
         let h = out.clients[0].hosts[0];
         assert_eq!(
             (h.addr, h.port, h.nprocs, h.ackmark, h.hiwater),
-            (p.global, 7777, 3, 8, 16)
+            (p.trunks[0].global, 7777, 3, 8, 16)
         );
         assert_eq!(
             out.clients[0].procs[0].id,
@@ -423,40 +455,14 @@ mod tests {
             synthetic_addr(Renamed::Outward, 0, 1)
         );
         assert_eq!(out.clients[0].procs[2].pid, 100);
-        outside.clients[0] = out.clients[0].clone();
-        assert_eq!(out, outside);
+        assert_eq!(out.clients[1], other);
 
         // The inside view: the other client is one host at the private address.
-        let mut ctx = InwardContext::new(p.clone(), 2);
-        let mut in_replies = BTreeMap::new();
-        for label in Label::LAM_ORDER {
-            ctx.learn(label, &replies[&label]).unwrap();
-        }
-        assert_eq!(
-            ctx.inward(&labels, Label::HPort, &replies[&Label::HPort])
-                .unwrap(),
-            None
-        );
-        ctx.ports = Some(vec![0, 6001]);
-        for label in Label::LAM_ORDER {
-            let data = ctx
-                .inward(&labels, label, &replies[&label])
-                .unwrap()
-                .unwrap();
-            let r = crossmpi_impi::wire::startup::CollReply {
-                label,
-                client_mask: 3,
-                data,
-            };
-            in_replies.insert(label, r);
-        }
-        let inv = GlobalTables::decode(2, &in_replies).unwrap();
-        assert_eq!(inv.clients[0], inside, "the cluster sees itself unchanged");
         let v = inv.clients[1].hosts[0];
         assert_eq!(inv.clients[1].hosts.len(), 1);
         assert_eq!(
             (v.addr, v.port, v.nprocs, v.ackmark, v.hiwater),
-            (p.private, 6001, 3, 4, 32)
+            (p.trunks[0].private, 6001, 3, 4, 32)
         );
         // The other client's 10.0.0.1 and .2 collide with the cluster's: renamed; .3 kept.
         let ids: Vec<HostAddr> = inv.clients[1].procs.iter().map(|p| p.id).collect();
@@ -466,12 +472,88 @@ mod tests {
             ip(10, 0, 0, 3),
         ];
         assert_eq!(ids, want);
-        assert_eq!(
-            inv.flow_marks(),
-            out.flow_marks(),
-            "flow control stays end to end"
+    }
+
+    /// Three trunks: outside the cluster is three hosts (one per relay) holding balanced
+    /// blocks of its processes; inside the other client is three virtual hosts, each at
+    /// its relay's private address and port.
+    #[test]
+    fn trunked_views_partition_both_sides() {
+        let inside = cluster(&[3, 2, 2], (8, 16));
+        let other = cluster(&[2, 2], (4, 32));
+        let p = trunk_place(3);
+        let ports = (0..3).map(|k| vec![0, 6000 + k]).collect();
+        let (out, inv) = views(&p, &inside, &other, ports);
+        let hosts = |c: &ClientInfo| -> Vec<_> {
+            c.hosts
+                .iter()
+                .map(|h| (h.addr, h.port, h.nprocs, h.ackmark, h.hiwater))
+                .collect()
+        };
+        let want: Vec<_> = (0..3u8)
+            .map(|k| {
+                let t = &p.trunks[k as usize];
+                (t.global, t.global_port, [3, 2, 2][k as usize], 8, 16)
+            })
+            .collect();
+        assert_eq!(hosts(&out.clients[0]), want);
+        assert_eq!(out.clients[0].procs.len(), 7);
+        assert_eq!(out.clients[1], other);
+        let virt = hosts(&inv.clients[1]);
+        let want: Vec<_> = (0..3u8)
+            .map(|k| {
+                let t = &p.trunks[k as usize];
+                (t.private, 6000 + u32::from(k), [2, 1, 1][k as usize], 4, 32)
+            })
+            .collect();
+        assert_eq!(virt, want);
+        assert_eq!(inv.clients[1].procs.len(), 4);
+    }
+
+    #[test]
+    fn source_mode_marks_the_other_clients_and_needs_crossmpi_inside() {
+        let mut p = place(1);
+        p.trunks.push(p.trunks[0]);
+        p.mode = TrunkMode::Source;
+        let mut labels = InsideLabels::default();
+        let e = labels
+            .outward(&p, Label::CVersion, &words([0, 0]))
+            .unwrap_err();
+        assert!(e.to_string().contains("needs crossmpi inside"), "{e}");
+        let ours = words([0, 0, CROSSMPI_MAJOR, 17]);
+        assert_eq!(labels.outward(&p, Label::CVersion, &ours).unwrap(), ours);
+        let ctx = InwardContext::new(p, 3);
+        // Client 0 lists 0.0 and 1.2; client 1 (the relays' own) is left as it sent.
+        let reply = [words([0, 0, 1, 2]), ours.clone(), words([0, 0])].concat();
+        let marked = ctx
+            .inward(&labels, Label::CVersion, &reply)
+            .unwrap()
+            .unwrap();
+        let want = [
+            words([0, 0, 1, 2, SOURCE_TRUNK_MAJOR, 2]),
+            ours,
+            words([0, 0, SOURCE_TRUNK_MAJOR, 2]),
+        ]
+        .concat();
+        assert_eq!(marked, want);
+        assert!(mark_source_trunks(&words([1, 2]), 0, 2).is_err());
+    }
+
+    #[test]
+    fn too_few_processes_for_the_trunks_are_refused() {
+        let mut p = place(0);
+        p.trunks.push(p.trunks[0]);
+        let mut labels = InsideLabels::default();
+        let e = labels.outward(&p, Label::CNprocs, &words([1])).unwrap_err();
+        assert!(
+            e.to_string().contains("at least one process per trunk (2)"),
+            "{e}"
         );
-        assert_eq!(inv.max_data_len(), out.max_data_len());
+        let mut ctx = InwardContext::new(p, 2);
+        let e = ctx.learn(Label::CNprocs, &words([4, 1])).unwrap_err();
+        assert!(e.to_string().contains("client 1 has 1 processes"), "{e}");
+        let e = ctx.learn(Label::CNhosts, &words([1, 1])).unwrap_err();
+        assert!(e.to_string().contains("not its 2 trunks"), "{e}");
     }
 
     #[test]

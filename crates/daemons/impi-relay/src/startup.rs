@@ -37,7 +37,7 @@ enum Phase {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartupEvent {
     /// The server said how many clients there are: open one private listening port per
-    /// other client and call [`StartupRelay::set_private_ports`].
+    /// other client on every trunk and call [`StartupRelay::set_private_ports`].
     Joined { nclients: u32 },
     /// DONE passed both ways: the data connections may start.
     Ready {
@@ -110,9 +110,9 @@ impl StartupRelay {
         self.phase == Phase::Finished
     }
 
-    /// The private listening port of every client's virtual host, in client order (the
-    /// relay's own entry is ignored).
-    pub fn set_private_ports(&mut self, ports: Vec<u16>) -> Result<()> {
+    /// The private listening port of every client's virtual host, per trunk and in
+    /// client order (`ports[trunk][client]`; the relay's own client's entry is ignored).
+    pub fn set_private_ports(&mut self, ports: Vec<Vec<u16>>) -> Result<()> {
         let ctx = self
             .ctx
             .as_mut()

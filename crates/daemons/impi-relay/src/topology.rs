@@ -1,7 +1,16 @@
 //! Who is where in the two views of the job, once startup is complete: every process's
 //! identity inside and outside, the host connections the relay has on each side and
 //! who opens each (IMPI's rule: the higher-ranked host connects).
+//!
+//! With K trunks, relay k is its cluster's host k outside and every other client's
+//! virtual host k inside ([`crate::trunk`]); it has the connections of those hosts only.
+//! Packets from outside take the relay standing for their destination's host, as plain
+//! IMPI routing sends them. From inside, in destination mode likewise (the relay whose
+//! virtual host holds the destination); in source mode, the relay of the sending
+//! process (crossmpi inside sends through it), so both directions of a pair of
+//! processes take the same relay.
 
+use crate::trunk::{trunk_of, TrunkMode, Trunking};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::handshake::HostHandshake;
 use crossmpi_impi::wire::packet::Proc;
@@ -41,6 +50,12 @@ pub struct Dial {
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub me: u32,
+    /// This relay's trunk index, the cluster's trunk count and mode.
+    pub trunk: u32,
+    pub ntrunks: u32,
+    mode: TrunkMode,
+    /// World ranks of the relay's own client.
+    own_ranks: std::ops::Range<u32>,
     client_of: Vec<u32>,
     inside_id: Vec<Proc>,
     outside_id: Vec<Proc>,
@@ -51,7 +66,8 @@ pub struct Topology {
     outside_host: Vec<u32>,
     /// Client of every outside host.
     outside_host_client: Vec<u32>,
-    /// The relay's host rank outside; the inside rank of each client's virtual host.
+    /// The relay's host rank outside; the inside rank of each client's virtual host
+    /// that this relay stands for.
     relay_host: u32,
     virtual_host: Vec<u32>,
     inside_hosts: std::ops::Range<u32>,
@@ -87,13 +103,23 @@ fn mismatch(reason: String) -> Error {
 }
 
 impl Topology {
-    /// Checks that the two views describe the same job as the relay shows it, and
-    /// derives the connections.
-    pub fn new(me: u32, inside: &GlobalTables, outside: &GlobalTables) -> Result<Topology> {
+    /// Checks that the two views describe the same job as the relays of client `me`
+    /// show it (`ntrunks` relays, this one being `trunk`), and derives the connections.
+    pub fn new(
+        me: u32,
+        trunking: Trunking,
+        inside: &GlobalTables,
+        outside: &GlobalTables,
+    ) -> Result<Topology> {
+        let Trunking {
+            trunk,
+            ntrunks,
+            mode,
+        } = trunking;
         let n = outside.clients.len();
-        if inside.clients.len() != n || me as usize >= n {
+        if inside.clients.len() != n || me as usize >= n || trunk >= ntrunks {
             return Err(mismatch(format!(
-                "client {me} of {n} / {}",
+                "client {me} of {n} / {}, trunk {trunk} of {ntrunks}",
                 inside.clients.len()
             )));
         }
@@ -106,9 +132,9 @@ impl Topology {
             } else {
                 i.hosts.len()
             };
-            if hosts != 1 {
+            if hosts != ntrunks as usize {
                 return Err(mismatch(format!(
-                    "client {c} is not one host where the relay shows it"
+                    "client {c} is not {ntrunks} hosts where the relays show it"
                 )));
             }
         }
@@ -126,14 +152,22 @@ impl Topology {
                 .map(|(w, p)| (*p, w as u32))
                 .collect()
         };
-        let relay_host = outside.first_host(me as usize);
+        let relay_host = outside.first_host(me as usize) + trunk;
         let first_inside = inside.first_host(me as usize);
         let inside_hosts =
             first_inside..first_inside + inside.clients[me as usize].hosts.len() as u32;
-        let virtual_host = (0..n).map(|c| inside.first_host(c)).collect::<Vec<_>>();
+        let virtual_host = (0..n)
+            .map(|c| inside.first_host(c) + trunk)
+            .collect::<Vec<_>>();
         let outside_host_client = outside.hosts().map(|(c, _)| c as u32).collect();
+        let first_rank = outside.first_rank(me as usize);
+        let own_ranks = first_rank..first_rank + outside.clients[me as usize].procs.len() as u32;
         let mut t = Topology {
             me,
+            trunk,
+            ntrunks,
+            mode,
+            own_ranks,
             by_inside: index(&inside_id),
             by_outside: index(&outside_id),
             client_of,
@@ -227,6 +261,13 @@ impl Topology {
                 else {
                     return Ok(None);
                 };
+                if self.outside_host_client[hs.host_rank as usize] == self.me {
+                    return Err(Error::OutOfRange {
+                        what: "IMPI host handshake at the global port (a host of this relay's own client)",
+                        value: hs.host_rank.into(),
+                        allowed: "hosts of other clients".into(),
+                    });
+                }
                 Ok(Some(Link::Outside { host: hs.host_rank }))
             }
             Acceptor::Private { client } => {
@@ -250,8 +291,13 @@ impl Topology {
     }
 
     /// Where a packet from `from` goes, with its source and destination as the far side
-    /// knows them. The source must live on the sending host and the destination on the
-    /// side the link serves.
+    /// knows them. The packet must belong to this relay: from outside, its destination
+    /// is on the cluster's host this relay stands for; from inside, its destination is
+    /// on this relay's virtual host (destination mode) or its source on this relay's
+    /// trunk (source mode). The
+    /// source must live on the sending inside host; from outside, only in the sending
+    /// host's client, since a trunked client's relays send each packet through the
+    /// relay of its destination, whichever of that client's hosts holds its source.
     pub fn route(&self, from: Link, src: &Proc, dest: &Proc) -> Result<(Link, Proc, Proc)> {
         let bad = |reason: String| Error::Invalid {
             what: "IMPI packet (pk_src/pk_dest)",
@@ -267,9 +313,23 @@ impl Topology {
                     .by_inside
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
-                if self.inside_host[s as usize] != host || self.client_of[d as usize] != client {
+                let this_trunk = match self.mode {
+                    TrunkMode::Destination => {
+                        self.inside_host[d as usize] == self.virtual_host[client as usize]
+                    }
+                    TrunkMode::Source => {
+                        let n = self.own_ranks.len() as u32;
+                        trunk_of(n, self.ntrunks, s - self.own_ranks.start) == self.trunk
+                    }
+                };
+                if self.inside_host[s as usize] != host
+                    || self.client_of[d as usize] != client
+                    || !this_trunk
+                {
                     return Err(bad(format!(
-                        "world rank {s} -> {d} does not travel from inside host {host} to client {client}"
+                        "world rank {s} -> {d} does not travel from inside host {host} to client \
+                         {client}'s virtual host {} ({:?} trunking)",
+                        self.virtual_host[client as usize], self.mode
                     )));
                 }
                 let to = Link::Outside {
@@ -286,10 +346,13 @@ impl Topology {
                     .by_outside
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
-                if self.outside_host[s as usize] != host || self.client_of[d as usize] != self.me {
+                if self.client_of[s as usize] != self.outside_host_client[host as usize]
+                    || self.outside_host[d as usize] != self.relay_host
+                {
                     return Err(bad(format!(
-                        "world rank {s} -> {d} does not travel from outside host {host} into client {}",
-                        self.me
+                        "world rank {s} -> {d} does not travel from outside host {host} to \
+                         outside host {} (client {}, trunk {})",
+                        self.relay_host, self.me, self.trunk
                     )));
                 }
                 let to = Link::Inside {
@@ -318,5 +381,196 @@ impl Topology {
                 .map(|host| Link::Outside { host })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{cluster, trunk_place, views};
+
+    fn trunking(trunk: u32, ntrunks: u32, mode: TrunkMode) -> Trunking {
+        Trunking {
+            trunk,
+            ntrunks,
+            mode,
+        }
+    }
+    use std::collections::BTreeSet;
+
+    const K: u32 = 3;
+
+    /// Client 0 (hosts of 2, 1, 2 processes) through 3 relays; client 1 (2 hosts of 2)
+    /// outside. Returns both views and the topology of every trunk.
+    fn trunked() -> (GlobalTables, GlobalTables, Vec<Topology>) {
+        let p = trunk_place(K as u8);
+        let ports = (0..K as u16).map(|k| vec![0, 6000 + k]).collect();
+        let (out, inv) = views(
+            &p,
+            &cluster(&[2, 1, 2], (8, 16)),
+            &cluster(&[2, 2], (4, 32)),
+            ports,
+        );
+        let topos = (0..K)
+            .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Destination), &inv, &out).unwrap())
+            .collect();
+        (inv, out, topos)
+    }
+
+    /// The trunks that accept a packet from world rank `s` to `d` arriving on `from`
+    /// (`ids`: the identities that side knows), with where each sends it.
+    fn routes(
+        topos: &[Topology],
+        from: Link,
+        ids: &[Proc],
+        s: u32,
+        d: u32,
+    ) -> Vec<(u32, (Link, Proc, Proc))> {
+        topos
+            .iter()
+            .enumerate()
+            .filter_map(|(t, topo)| {
+                let r = topo.route(from, &ids[s as usize], &ids[d as usize]);
+                r.ok().map(|r| (t as u32, r))
+            })
+            .collect()
+    }
+
+    /// Every packet from an inside process to an outside one is taken by exactly the
+    /// trunk `want(s, d)`, from the sender's inside host to the destination's outside
+    /// host, renamed.
+    fn inside_out_takes(
+        inv: &GlobalTables,
+        out: &GlobalTables,
+        topos: &[Topology],
+        want: impl Fn(u32, u32) -> u32,
+    ) {
+        let (in_ids, out_ids) = (proc_ids(inv), proc_ids(out));
+        let (in_host, out_host) = (host_of_procs(inv), host_of_procs(out));
+        for s in 0..5u32 {
+            for d in 5..9u32 {
+                let from = Link::Inside {
+                    host: in_host[s as usize],
+                    client: 1,
+                };
+                let to = Link::Outside {
+                    host: out_host[d as usize],
+                };
+                let expected = (want(s, d), (to, out_ids[s as usize], out_ids[d as usize]));
+                assert_eq!(routes(topos, from, &in_ids, s, d), [expected], "{s} -> {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_trunks_share_every_connection_exactly_once() {
+        let (_, _, topos) = trunked();
+        let mut outside = BTreeSet::new();
+        let mut inside = BTreeSet::new();
+        for (t, topo) in topos.iter().enumerate() {
+            for link in topo.links() {
+                let fresh = match link {
+                    Link::Outside { host } => outside.insert((t as u32, host)),
+                    Link::Inside { host, client } => inside.insert((host, client, t as u32)),
+                };
+                assert!(fresh, "{link:?} twice");
+            }
+            // Outside, relay t is host t; inside, virtual host 3 + t: it dials the
+            // inside hosts (ranked lower) and is dialed by client 1's hosts 3 and 4.
+            for d in topo.dials() {
+                assert_eq!(d.handshake, 3 + t as u32);
+                assert!(matches!(d.link, Link::Inside { host, client: 1 } if host < 3));
+            }
+            assert_eq!(topo.dials().len(), 3);
+        }
+        let want_out: BTreeSet<_> = (0..K).flat_map(|t| (3..5).map(move |h| (t, h))).collect();
+        let want_in: BTreeSet<_> = (0..3)
+            .flat_map(|h| (0..K).map(move |t| (h, 1, t)))
+            .collect();
+        assert_eq!((outside, inside), (want_out, want_in));
+    }
+
+    #[test]
+    fn each_packet_takes_the_trunk_of_its_destination() {
+        let (inv, out, topos) = trunked();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        let in_host = host_of_procs(&inv);
+        // Inside to outside: from the sender's inside host to the virtual host holding
+        // the destination, which only that trunk accepts.
+        inside_out_takes(&inv, &out, &topos, |_, d| trunk_of(4, K, d - 5));
+        // Outside to inside: from any host of client 1 (its own relays may be trunked
+        // too) to the relay holding the destination outside.
+        for s in 5..9u32 {
+            for d in 0..5u32 {
+                for h in 3..5 {
+                    let from = Link::Outside { host: h };
+                    let routes = routes(&topos, from, &out_ids, s, d);
+                    let to = Link::Inside {
+                        host: in_host[d as usize],
+                        client: 1,
+                    };
+                    let want = (
+                        trunk_of(5, K, d),
+                        (to, in_ids[s as usize], in_ids[d as usize]),
+                    );
+                    assert_eq!(routes, [want], "{s} -> {d} from host {h}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn in_source_mode_inside_packets_take_the_relay_of_their_source() {
+        let (inv, out, _) = trunked();
+        let topos: Vec<Topology> = (0..K)
+            .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Source), &inv, &out).unwrap())
+            .collect();
+        inside_out_takes(&inv, &out, &topos, |s, _| trunk_of(5, K, s));
+        let out_ids = proc_ids(&out);
+        let out_host = host_of_procs(&out);
+        for s in 0..5u32 {
+            // Replies come back through the same relay: the one holding s outside.
+            assert_eq!(out_host[s as usize], trunk_of(5, K, s));
+        }
+        // From outside, as before: the relay holding the destination.
+        let from = Link::Outside { host: 3 };
+        for d in 0..5u32 {
+            let takers: Vec<u32> = routes(&topos, from, &out_ids, 5, d)
+                .iter()
+                .map(|r| r.0)
+                .collect();
+            assert_eq!(takers, [trunk_of(5, K, d)]);
+        }
+    }
+
+    #[test]
+    fn what_trunking_does_not_need_is_still_refused() {
+        let (inv, out, topos) = trunked();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        // An inside host sending for a process of another inside host.
+        let spoof = Link::Inside { host: 0, client: 1 };
+        for topo in &topos {
+            let e = topo.route(spoof, &in_ids[2], &in_ids[5]).unwrap_err();
+            assert!(e.to_string().contains("world rank 2 -> 5"), "{e}");
+        }
+        // An outside host sending as a process of the relays' own cluster.
+        let e = topos[0]
+            .route(Link::Outside { host: 3 }, &out_ids[1], &out_ids[0])
+            .unwrap_err();
+        assert!(e.to_string().contains("world rank 1 -> 0"), "{e}");
+        // Trunk 1's outside host connecting to trunk 0 as if it were another client's.
+        let e = topos[0]
+            .accept(Acceptor::Global, &1u32.to_be_bytes())
+            .unwrap_err();
+        assert!(e.to_string().contains("own client"), "{e}");
+        assert_eq!(
+            topos[0]
+                .accept(Acceptor::Global, &3u32.to_be_bytes())
+                .unwrap(),
+            Some(Link::Outside { host: 3 })
+        );
+        // Views that do not show the cluster as K hosts.
+        let e = Topology::new(0, trunking(0, 2, TrunkMode::Destination), &inv, &out).unwrap_err();
+        assert!(e.to_string().contains("not 2 hosts"), "{e}");
     }
 }

@@ -13,15 +13,19 @@ use crossmpi_impi::wire::tables::ClientInfo;
 use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::rewrite::{InsideLabels, RelayPlace};
 use crossmpi_impi_relay::startup::{StartupEvent, StartupRelay};
+use crossmpi_impi_relay::trunk::{TrunkAddrs, TrunkMode};
 use std::path::PathBuf;
 
 /// The relay the relay_startup target runs (fuzz_targets/relay_startup.rs).
 fn place() -> RelayPlace {
     RelayPlace {
         me: 1,
-        global: HostAddr([9; 16]),
-        global_port: 4000,
-        private: HostAddr([10; 16]),
+        trunks: vec![TrunkAddrs {
+            global: HostAddr([9; 16]),
+            global_port: 4000,
+            private: HostAddr([10; 16]),
+        }],
+        mode: TrunkMode::Destination,
     }
 }
 
@@ -140,7 +144,7 @@ fn startup_seed_is_a_whole_session() {
         }
         while let Some(ev) = relay.poll_event() {
             if let StartupEvent::Joined { .. } = ev {
-                relay.set_private_ports(vec![5000, 0]).unwrap();
+                relay.set_private_ports(vec![vec![5000, 0]]).unwrap();
             }
         }
     }

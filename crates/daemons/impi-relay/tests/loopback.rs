@@ -8,10 +8,11 @@
 
 mod common;
 
-use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
+use common::{dance, fini, start_relay, start_server, start_trunks, startup, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
 use crossmpi_impi_relay::topology::proc_ids;
+use crossmpi_impi_relay::trunk::{trunk_of, TrunkMode, SOURCE_TRUNK_MAJOR};
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -118,9 +119,25 @@ fn run_cluster(c: Cluster, addr: SocketAddr, extra: usize) -> Result<(), String>
     }
     let conns = dance(&c, &tables)?;
     let mut threads = Vec::new();
+    let client_of_host: Vec<usize> = tables.hosts().map(|(c, _)| c).collect();
     for (k, h, s) in conns {
         let me = first_rank + k as u32;
-        let sends = ranks_of_host[h as usize].clone().map(|d| (me, d)).collect();
+        // As crossmpi sends: to the host holding the destination, unless the relays in
+        // source mode marked its client; then all of the client's processes through
+        // the host of this process's own trunk.
+        let peer = &tables.clients[client_of_host[h as usize]];
+        let marked = peer.versions.iter().find(|v| v.major == SOURCE_TRUNK_MAJOR);
+        let sends = match marked {
+            None => ranks_of_host[h as usize].clone().map(|d| (me, d)).collect(),
+            Some(v) => {
+                let first = tables.first_host(client_of_host[h as usize]);
+                let own = first + trunk_of(c.listeners.len() as u32, v.minor, k as u32);
+                let ranks = ranks_of_host[first as usize].start
+                    ..ranks_of_host[first as usize + peer.hosts.len() - 1].end;
+                let on_own = h == own;
+                ranks.filter(|_| on_own).map(|d| (me, d)).collect()
+            }
+        };
         let t = tables.clone();
         threads.push(std::thread::spawn(move || {
             converse(s, &t, me, sends, extra)
@@ -149,17 +166,21 @@ fn run_cluster(c: Cluster, addr: SocketAddr, extra: usize) -> Result<(), String>
     Ok(())
 }
 
-/// One job: clients with the given host counts, each reached directly or through a
-/// relay of its own. Returns every party's outcome.
-fn job(clusters: &[(usize, bool)], extra: usize, send_buffer: usize) {
+/// One job: clients with the given host counts, each reached directly (0) or through
+/// its own relays (that many trunks, in destination mode). Every party must succeed.
+fn job(clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
+    job_in(TrunkMode::Destination, clusters, extra, send_buffer)
+}
+
+fn job_in(mode: TrunkMode, clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
     let (server, server_thread) = start_server(clusters.len() as u32);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
-    for (rank, &(nhosts, relayed)) in clusters.iter().enumerate() {
+    for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
         let rank = rank as u32;
-        let addr = if relayed {
-            let (addr, t) = start_relay(rank, server, send_buffer);
-            relays.push(t);
+        let addr = if trunks > 0 {
+            let (addr, t) = start_trunks(rank, server, trunks, mode, send_buffer);
+            relays.extend(t);
             addr
         } else {
             server
@@ -180,23 +201,74 @@ fn job(clusters: &[(usize, bool)], extra: usize, send_buffer: usize) {
 
 #[test]
 fn private_cluster_with_a_global_one() {
-    job(&[(2, false), (3, true)], 0, 256 << 10);
+    job(&[(2, 0), (3, 1)], 0, 256 << 10);
 }
 
 #[test]
 fn private_cluster_ranked_first_and_lockstep_agent() {
-    job(&[(3, true), (2, false)], 0, 256 << 10);
+    job(&[(3, 1), (2, 0)], 0, 256 << 10);
 }
 
 #[test]
 fn two_private_clusters_and_a_global_one_between() {
-    job(&[(2, true), (1, false), (2, true)], 0, 256 << 10);
+    job(&[(2, 1), (1, 0), (2, 1)], 0, 256 << 10);
 }
 
 #[test]
 fn long_packets_stream_through_small_buffers() {
     // 1 MiB packets through 4 KiB relay buffers: forwarded as they arrive.
-    job(&[(2, true), (2, true)], 1 << 20, 4096);
+    job(&[(2, 1), (2, 1)], 1 << 20, 4096);
+}
+
+#[test]
+fn two_trunks_private_with_global() {
+    job(&[(2, 0), (3, 2)], 0, 256 << 10);
+    job(&[(3, 2), (2, 0)], 0, 256 << 10);
+}
+
+#[test]
+fn four_trunks_private_with_global() {
+    job(&[(4, 0), (5, 4)], 0, 256 << 10);
+}
+
+#[test]
+fn private_clusters_with_different_trunk_counts() {
+    // 2 and 4 trunks, and 2 and 3 with a global cluster between.
+    job(&[(4, 2), (5, 4)], 0, 256 << 10);
+    job(&[(3, 2), (3, 0), (4, 3)], 0, 256 << 10);
+}
+
+#[test]
+fn source_mode_trunks() {
+    job_in(TrunkMode::Source, &[(2, 0), (3, 2)], 0, 256 << 10);
+    job_in(TrunkMode::Source, &[(4, 2), (5, 4)], 0, 256 << 10);
+    job_in(TrunkMode::Source, &[(3, 2), (4, 2)], 1 << 20, 4096);
+}
+
+#[test]
+fn long_packets_through_trunks_and_small_buffers() {
+    job(&[(3, 2), (4, 2)], 1 << 20, 4096);
+}
+
+#[test]
+fn a_trunk_beyond_the_count_is_refused_and_the_job_goes_on() {
+    let (server, server_thread) = start_server(2);
+    let (relay_addr, relays) = start_trunks(1, server, 2, TrunkMode::Destination, 1 << 16);
+    let mut stray = TcpStream::connect(relay_addr).unwrap();
+    let mut join = Vec::new();
+    crossmpi_impi_relay::trunk::TrunkMsg::Join { trunk: 5 }.emit(&mut join);
+    stray.write_all(&join).unwrap();
+    stray.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(stray.read(&mut b).unwrap_or(0), 0, "trunk 5 of 2 is closed");
+    let a = std::thread::spawn(move || run_cluster(Cluster::new(0, 2, false), server, 0));
+    let c = std::thread::spawn(move || run_cluster(Cluster::new(1, 3, false), relay_addr, 0));
+    a.join().unwrap().unwrap();
+    c.join().unwrap().unwrap();
+    for t in relays {
+        t.join().unwrap().unwrap();
+    }
+    server_thread.join().unwrap().unwrap();
 }
 
 #[test]

@@ -552,9 +552,10 @@ fn impi_route(
         .collect();
     let link_of = (0..procs.len())
         .map(|w| {
+            let host = impi_startup::host_towards(tables, me, w as u32, layout.host_of[w]);
             links
                 .iter()
-                .position(|l| l.host == layout.host_of[w] && layout.client_of[w] != my_client)
+                .position(|l| l.host == host && layout.client_of[w] != my_client)
         })
         .collect();
     let flow = FlowParams::from_tables(tables).map_err(|e| io_err("IMPI flow control", e))?;

@@ -30,7 +30,12 @@ fn topology() -> Topology {
     let outside = GlobalTables {
         clients: vec![lam, relay],
     };
-    Topology::new(1, &inside, &outside).expect("a consistent pair of views")
+    Topology::new(
+        1,
+        crossmpi_impi_relay::trunk::Trunking::SINGLE,
+        &inside,
+        &outside,
+    ).expect("a consistent pair of views")
 }
 
 fuzz_target!(|data: &[u8]| {

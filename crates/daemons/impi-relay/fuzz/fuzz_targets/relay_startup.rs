@@ -6,15 +6,19 @@
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::rewrite::RelayPlace;
+use crossmpi_impi_relay::trunk::{TrunkAddrs, TrunkMode};
 use crossmpi_impi_relay::startup::{StartupEvent, StartupRelay};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let place = RelayPlace {
         me: 1,
-        global: HostAddr([9; 16]),
-        global_port: 4000,
-        private: HostAddr([10; 16]),
+        trunks: vec![TrunkAddrs {
+            global: HostAddr([9; 16]),
+            global_port: 4000,
+            private: HostAddr([10; 16]),
+        }],
+    mode: TrunkMode::Destination,
     };
     let mut relay = StartupRelay::new(place, Limits { max_msg: 1 << 16 });
     let mut rest = data;
@@ -34,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         while let Some(ev) = relay.poll_event() {
             if let StartupEvent::Joined { nclients } = ev {
                 let ports = (0..nclients).map(|c| 5000 + c as u16).collect();
-                if relay.set_private_ports(ports).is_err() {
+                if relay.set_private_ports(vec![ports]).is_err() {
                     return;
                 }
             }

@@ -39,7 +39,7 @@ fn net(send_buffer: usize) -> Net {
     let inside = GlobalTables {
         clients: vec![virt, mine],
     };
-    let topo = Topology::new(1, &inside, &outside).unwrap();
+    let topo = Topology::new(1, crate::trunk::Trunking::SINGLE, &inside, &outside).unwrap();
     assert_eq!(topo.dials().len(), 1, "only outside host 0 is dialed");
     let dial = topo.dials()[0];
     assert_eq!(

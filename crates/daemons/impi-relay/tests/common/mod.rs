@@ -12,6 +12,7 @@ use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::io;
 use crossmpi_impi_relay::options::Options;
 use crossmpi_impi_relay::router::RouterConfig;
+use crossmpi_impi_relay::trunk::TrunkMode;
 use crossmpi_impi_server::options::Options as ServerOptions;
 use crossmpi_impi_server::serve;
 use std::io::{Read, Write};
@@ -37,14 +38,15 @@ pub fn start_server(n: u32) -> (SocketAddr, JoinHandle<Result<(), String>>) {
     (addr, std::thread::spawn(move || serve::serve(l, &opts)))
 }
 
-pub fn start_relay(
-    rank: u32,
-    server: SocketAddr,
-    send_buffer: usize,
-) -> (SocketAddr, JoinHandle<Result<(), String>>) {
-    let opts = Options {
+fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
+    Options {
         rank,
         server: server.to_string(),
+        ntrunks: 1,
+        trunk: 0,
+        trunk_mode: TrunkMode::Destination,
+        join: None,
+        trunk_timeout: Duration::from_secs(20),
         net: Some(LO),
         port: 0,
         global_addr: None,
@@ -55,13 +57,47 @@ pub fn start_relay(
             ..RouterConfig::default()
         },
         limits: Limits::default(),
+    }
+}
+
+pub fn start_relay(
+    rank: u32,
+    server: SocketAddr,
+    send_buffer: usize,
+) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    let (addr, mut threads) = start_trunks(rank, server, 1, TrunkMode::Destination, send_buffer);
+    (addr, threads.remove(0))
+}
+
+/// The `ntrunks` relays of client `rank`: trunk 0 (whose agent address is returned)
+/// and trunks 1.. joining it.
+pub fn start_trunks(
+    rank: u32,
+    server: SocketAddr,
+    ntrunks: u32,
+    trunk_mode: TrunkMode,
+    send_buffer: usize,
+) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
+    let opts = Options {
+        ntrunks,
+        trunk_mode,
+        ..relay_options(rank, server, send_buffer)
     };
     let (l, shown) = io::bind(&opts).unwrap();
     assert_eq!(shown.ip(), LO, "the address -net names is printed");
-    (
-        shown,
-        std::thread::spawn(move || io::run(l, shown.ip(), &opts)),
-    )
+    let mut threads = vec![std::thread::spawn(move || io::run(l, shown.ip(), &opts))];
+    for trunk in 1..ntrunks {
+        let opts = Options {
+            rank: 0,
+            server: String::new(),
+            ntrunks: 0,
+            trunk,
+            join: Some(shown.to_string()),
+            ..relay_options(rank, server, send_buffer)
+        };
+        threads.push(std::thread::spawn(move || io::run_member(&opts)));
+    }
+    (shown, threads)
 }
 
 /// A simulated cluster: `nhosts` hosts of one process each, pids 100, 101, ...
@@ -89,7 +125,15 @@ impl Cluster {
     pub fn info(&self) -> ClientInfo {
         let addr = HostAddr::from_ip(LO);
         ClientInfo {
-            versions: vec![Version::default()],
+            // crossmpi's version entry: the relays' source mode asks for crossmpi inside
+            // (the simulated hosts then send as crossmpi does, see `sends`).
+            versions: vec![
+                Version::default(),
+                Version {
+                    major: 0x4358_4d50,
+                    minor: 17,
+                },
+            ],
             datalen: 4 << 20,
             tag_ub: i32::MAX,
             coll_xsize: -1,

@@ -43,6 +43,37 @@ const fn native_representation() -> u32 {
     1 + 2 * std::mem::size_of::<usize>() as u32 + cfg!(target_endian = "big") as u32
 }
 
+/// The version entry (major "CXTS", minor K) an IMPI relay in source-trunking mode
+/// (`impi-relay -trunk-mode source`, docs/impi-relay.md) adds, in the tables it shows
+/// its cluster, to every other client: that client is K virtual hosts, one per relay,
+/// and each rank must reach all of its processes through the relay of its own trunk.
+pub const SOURCE_TRUNK_MAJOR: u32 = 0x4358_5453;
+
+/// The host through which world rank `me` sends to world rank `to` of another client,
+/// `holder` being the host that holds `to`: `holder`, unless `to`'s client carries the
+/// source-trunking mark with K = its host count; then that client's host k, k being
+/// the relay `me` belongs to (the relay's partition: index i of n ranks is on trunk
+/// i * K / n).
+pub fn host_towards(tables: &GlobalTables, me: u32, to: u32, holder: u32) -> u32 {
+    let client_of = |w: u32| {
+        (0..tables.clients.len())
+            .rfind(|&c| tables.first_rank(c) <= w)
+            .unwrap_or(0)
+    };
+    let (mine, theirs) = (client_of(me), client_of(to));
+    let k = tables.clients[theirs].hosts.len() as u64;
+    let marked = tables.clients[theirs]
+        .versions
+        .iter()
+        .any(|v| v.major == SOURCE_TRUNK_MAJOR && u64::from(v.minor) == k);
+    let n = tables.clients[mine].procs.len() as u64;
+    if !marked || n == 0 {
+        return holder;
+    }
+    let index = u64::from(me - tables.first_rank(mine));
+    tables.first_host(theirs) + (index * k / n) as u32
+}
+
 /// Whether user data must cross in external32: unless every client is crossmpi with
 /// this client's representation, or `CROSSMPI_IMPI_EXTERNAL32=always` asks for it.
 pub fn external32_needed(tables: &GlobalTables, setting: &str) -> bool {
@@ -487,6 +518,38 @@ mod tests {
         assert!(external32_needed(&other_rep, "auto"));
         assert!(tables_from_text("2/zz").is_err());
         assert!(tables_from_text("x").is_err());
+    }
+
+    #[test]
+    fn source_trunking_sends_through_the_own_relay() {
+        let card = |h: u8| HostCard {
+            addr: std::net::IpAddr::from([10, 0, 0, h]),
+            port: 5000,
+            pid: 11,
+        };
+        // Client 0: five ranks, one per host. Client 1: two virtual hosts (relays).
+        let mine = client_info(&cfg(), &(1..=5).map(card).collect::<Vec<_>>());
+        let mut relays = client_info(&cfg(), &[card(9), card(9), card(9)]);
+        relays.hosts.truncate(2);
+        relays.hosts[1].nprocs = 2;
+        let mut t = GlobalTables {
+            clients: vec![mine, relays],
+        };
+        // Unmarked: the host holding the destination.
+        assert_eq!(host_towards(&t, 0, 7, 6), 6);
+        t.clients[1].versions.push(Version {
+            major: SOURCE_TRUNK_MAJOR,
+            minor: 2,
+        });
+        // Ranks 0-2 on trunk 0 (host 5), 3-4 on trunk 1 (host 6), whatever the holder.
+        let hosts: Vec<u32> = (0..5).map(|me| host_towards(&t, me, 5, 5)).collect();
+        assert_eq!(hosts, [5, 5, 5, 6, 6]);
+        assert_eq!(host_towards(&t, 1, 7, 6), 5);
+        // The relay's ranks send to client 0 as usual; a mark whose K is not the host
+        // count is ignored.
+        assert_eq!(host_towards(&t, 6, 2, 2), 2);
+        t.clients[1].versions.last_mut().unwrap().minor = 3;
+        assert_eq!(host_towards(&t, 4, 5, 5), 5);
     }
 
     #[test]
