@@ -27,7 +27,76 @@ struct Call {
     request: *mut usize,
 }
 
+/// The direct path: a call on dense predefined types to a member of this node done by
+/// `rma::Direct::contiguous` after table lookups and the checks the standard requires,
+/// without datatype or buffer objects. False when the general path must do it (or
+/// report what is wrong with it).
+fn direct(c: &Call) -> bool {
+    if !c.request.is_null() || c.target_count <= 0 {
+        return false;
+    }
+    let Some(basic) = types::predefined_dense(c.target_type) else {
+        return false;
+    };
+    let bytes = c.target_count as u64 * basic.size();
+    let accumulates = matches!(
+        c.kind,
+        Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap
+    );
+    let op = match c.kind {
+        Kind::Accumulate | Kind::GetAccumulate => op::predefined(c.op),
+        _ => Some(Op::Replace),
+    };
+    let Some(op) = op else {
+        return false;
+    };
+    // A buffer of `bytes` dense bytes (of the target's type, for accumulates), not NULL.
+    let dense = |b: Option<(*const c_void, i64, usize)>| {
+        let (p, n, t) = b?;
+        let b = types::predefined_dense(t)?;
+        let same = if accumulates { b == basic } else { true };
+        (same && !p.is_null() && n >= 0 && n as u64 * b.size() == bytes).then_some(p as usize)
+    };
+    let origin = match c.kind {
+        Kind::Get => 0,
+        _ if op == Op::NoOp => 0,
+        _ => match dense(c.origin) {
+            Some(p) => p,
+            None => return false,
+        },
+    };
+    let compare = match c.kind {
+        Kind::CompareAndSwap => match dense(c.origin.map(|(_, n, t)| (c.compare, n, t))) {
+            Some(p) => p,
+            None => return false,
+        },
+        _ => 0,
+    };
+    let result = match c.kind {
+        Kind::Put | Kind::Accumulate => 0,
+        _ => match dense(c.result.map(|(p, n, t)| (p as *const c_void, n, t))) {
+            Some(p) => p,
+            None => return false,
+        },
+    };
+    let access = rma::Contiguous {
+        kind: c.kind,
+        target: c.target,
+        disp: c.disp,
+        bytes,
+        basic,
+        op,
+        origin,
+        compare,
+        result,
+    };
+    with_direct(c.win, |d| d.contiguous(&access)) == Some(true)
+}
+
 fn run(c: Call) -> c_int {
+    if direct(&c) {
+        return MPI_SUCCESS;
+    }
     let f = c.f;
     call(c.win, || {
         let op = match c.kind {
