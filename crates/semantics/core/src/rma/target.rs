@@ -315,6 +315,40 @@ mod tests {
     }
 
     #[test]
+    fn accumulates_apply_run_by_run_and_fetch_the_old_values() {
+        use crossmpi_datatype::Basic;
+        let ints = |v: &[i32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let head = |kind, op| Head {
+            kind,
+            op,
+            basic: Some(Basic::Int),
+            exclusive: false,
+            reply_tag: 0,
+            offset: 0,
+            span: 16,
+            len: 8,
+        };
+        // Elements 0 and 2 of four; atomic (segment window) or not, the same outcome.
+        let runs = [(0, 4), (8, 4)];
+        for shared in [false, true] {
+            let mut span = ints(&[1, 2, 3, 4]);
+            let sum = head(Kind::GetAccumulate, Op::Sum);
+            let old = accumulate(shared, &mut span, &runs, &sum, &ints(&[10, 20]));
+            assert_eq!((old, &span), (ints(&[1, 3]), &ints(&[11, 2, 23, 4])));
+            let fetch = head(Kind::GetAccumulate, Op::NoOp);
+            let old = accumulate(shared, &mut span, &runs, &fetch, &[]);
+            assert_eq!((old, &span), (ints(&[11, 23]), &ints(&[11, 2, 23, 4])));
+            let swap = Head {
+                span: 4,
+                len: 4,
+                ..head(Kind::CompareAndSwap, Op::Replace)
+            };
+            let old = accumulate(shared, &mut span[8..], &[(0, 4)], &swap, &ints(&[7, 23]));
+            assert_eq!((old, &span), (ints(&[23]), &ints(&[11, 2, 7, 4])));
+        }
+    }
+
+    #[test]
     fn accesses_must_lie_inside_the_window_memory() {
         let fixed = Memory::Fixed {
             base: 4096,
