@@ -3,21 +3,21 @@
  * window at once (MPI_Win_allocate, so members of a node update the shared segment
  * with atomic instructions, and members elsewhere send messages the target applies).
  * Sums of MPI_LONG, MPI_INT, MPI_DOUBLE and of an unaligned MPI_INT (applied by the
- * target) must be exact; fetch_and_op must hand out every ticket exactly once;
+ * target), also issued back to back, must be exact; fetch_and_op must hand out every ticket exactly once;
  * compare_and_swap must give mutual exclusion; the request-based and derived-type
  * paths must mix with the others; MPI_NO_OP fetches read the result; an operator the
  * standard does not define on the type is refused with MPI_ERR_OP. */
 #include "common.h"
 
-enum { N = 2000, K = 200 };
-enum { SUM_LONG = 0, SUM_INT = 8, SUM_DOUBLE = 16, SUM_UNALIGNED = 25, TICKET = 32, LOCK = 40, COUNTER = 48 };
+enum { N = 2000, K = 200, M = 5000 };
+enum { SUM_LONG = 0, SUM_INT = 8, SUM_DOUBLE = 16, SUM_UNALIGNED = 25, TICKET = 32, LOCK = 40, COUNTER = 48, HAMMER = 56, DONE = 64 };
 
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "rma_atomic");
   char *mem;
   MPI_Win win;
-  MPI_OK(MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
-  memset(mem, 0, 64);
+  MPI_OK(MPI_Win_allocate(72, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+  memset(mem, 0, 72);
   MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
   MPI_Datatype one_long;
   MPI_OK(MPI_Type_contiguous(1, MPI_LONG, &one_long));
@@ -45,6 +45,29 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Win_flush(0, win));
   }
 
+  /* Back-to-back accumulates and fetch-and-ops to one element, no flush in between,
+   * M of them at least and on until every rank has done M: ranks that update rank 0's
+   * memory directly keep racing with the messages of the others (in impi runs) and
+   * with rank 0 applying them. */
+  long ops = 0, finished = 0;
+  while (finished < t_size) {
+    long old;
+    if (ops % 2) {
+      MPI_OK(MPI_Accumulate(&lone, 1, MPI_LONG, 0, HAMMER, 1, MPI_LONG, MPI_SUM, win));
+    } else {
+      MPI_OK(MPI_Fetch_and_op(&lone, &old, MPI_LONG, 0, HAMMER, MPI_SUM, win));
+    }
+    ops++;
+    if (ops == M) MPI_OK(MPI_Accumulate(&lone, 1, MPI_LONG, 0, DONE, 1, MPI_LONG, MPI_SUM, win));
+    if (ops >= M && ops % 64 == 0) {
+      MPI_OK(MPI_Fetch_and_op(NULL, &finished, MPI_LONG, 0, DONE, MPI_NO_OP, win));
+      MPI_OK(MPI_Win_flush(0, win));
+    }
+  }
+  MPI_OK(MPI_Win_flush(0, win));
+  long all_ops;
+  MPI_OK(MPI_Allreduce(&ops, &all_ops, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+
   /* A spin lock made of compare_and_swap guards a read-modify-write by put and get. */
   for (int i = 0; i < K; i++) {
     int mine = t_rank + 1, zero = 0, seen;
@@ -71,12 +94,14 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
 
   MPI_OK(MPI_Win_lock_all(0, win));
-  long total, counter;
+  long total, counter, hammered;
   MPI_OK(MPI_Fetch_and_op(NULL, &total, MPI_LONG, 0, SUM_LONG, MPI_NO_OP, win));
+  MPI_OK(MPI_Fetch_and_op(NULL, &hammered, MPI_LONG, 0, HAMMER, MPI_NO_OP, win));
   MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_LONG, &counter, 1, MPI_LONG, 0, COUNTER, 1, MPI_LONG, MPI_NO_OP, win));
   MPI_OK(MPI_Win_unlock_all(win));
   long expect = (long)N * t_size;
   CHECK(total == expect, "the MPI_LONG sum read by MPI_NO_OP is %ld, expected %ld", total, expect);
+  CHECK(hammered == all_ops, "back-to-back sums gave %ld, expected %ld", hammered, all_ops);
   CHECK(counter == (long)K * t_size, "the lock-guarded counter is %ld, expected %ld", counter, (long)K * t_size);
   if (t_rank == 0) {
     int i32, u32;
