@@ -41,7 +41,7 @@ const PREDEFINED_LIMIT: usize = 0x40;
 
 /// The predefined operator a handle value names, if it names one: a table indexed by
 /// the value, built once (reductions look their operator up on every call).
-fn predefined(op: usize) -> Option<Op> {
+pub(crate) fn predefined(op: usize) -> Option<Op> {
     static TABLE: OnceLock<[Option<Op>; PREDEFINED_LIMIT]> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         let mut table = [None; PREDEFINED_LIMIT];

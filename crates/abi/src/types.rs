@@ -46,6 +46,24 @@ fn predefined_type(h: usize) -> Option<&'static Datatype> {
     predefined().get(h).and_then(Option::as_ref)
 }
 
+/// The predefined type a handle names if its elements lie dense in memory (no gaps,
+/// lower bound 0: every type but some MINLOC/MAXLOC pairs), by table lookup: the
+/// one-sided direct path moves `count * size` bytes of them without a datatype object.
+pub fn predefined_dense(h: usize) -> Option<Basic> {
+    static TABLE: OnceLock<Vec<Option<Basic>>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        predefined()
+            .iter()
+            .map(|t| {
+                let t = t.as_ref()?;
+                let dense = t.is_contiguous() && t.lb() == 0 && t.extent() == t.size() as i64;
+                t.basic_kind().filter(|_| dense)
+            })
+            .collect()
+    });
+    table.get(h).copied().flatten()
+}
+
 /// The handle of a predefined type (for `MPI_Type_get_contents` and friends).
 pub fn predefined_handle(b: Basic) -> Option<usize> {
     HANDLE_CONSTANTS

@@ -10,8 +10,10 @@ use crate::util::{in_string, out, out_string};
 use crate::{comm, group, info};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::rma::{self, Direct, Flavor, WinId};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::{Mutex, RwLock};
 
@@ -34,9 +36,19 @@ pub(crate) struct Entry {
     pub user_attrs: BTreeMap<c_int, usize>,
 }
 
-/// The direct views of live windows by handle slot (see `with_direct`): apart from
-/// `ENTRIES` so the fast path takes only a shared read lock and no reference count.
+/// The direct views of live windows by handle slot (see `with_direct`), apart from
+/// `ENTRIES`; `GENERATION` counts its changes.
 static DIRECT: RwLock<Vec<Option<Arc<Direct>>>> = RwLock::new(Vec::new());
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's copy of `DIRECT` and the generation it was taken at, so the fast
+    /// path reads the table with one plain atomic load instead of a shared lock (two
+    /// read-modify-writes, most of the cost of a small put). A view kept here after
+    /// its window was freed stays harmless: it holds the segment mapping alive.
+    static DIRECT_COPY: RefCell<(u64, Vec<Option<Arc<Direct>>>)> =
+        const { RefCell::new((0, Vec::new())) };
+}
 
 fn set_direct(slot: u32, view: Option<Arc<Direct>>) {
     let mut all = DIRECT.write().unwrap_or_else(|p| p.into_inner());
@@ -45,6 +57,7 @@ fn set_direct(slot: u32, view: Option<Arc<Direct>>) {
         all.resize(i + 1, None);
     }
     all[i] = view;
+    GENERATION.fetch_add(1, Ordering::Release);
 }
 
 static ENTRIES: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
@@ -195,8 +208,20 @@ fn shared_query(
 /// a live window (the normal path then reports it).
 pub fn with_direct<R>(win: usize, f: impl FnOnce(&Direct) -> R) -> Option<R> {
     let slot = handle::decode(Kind::Win, win)?;
-    let all = DIRECT.read().unwrap_or_else(|p| p.into_inner());
-    all.get(slot as usize)?.as_deref().map(f)
+    DIRECT_COPY
+        .try_with(|copy| {
+            let mut copy = copy.try_borrow_mut().ok()?;
+            // Taken before the table is read: a change made in between only makes the
+            // next call read it again.
+            let now = GENERATION.load(Ordering::Acquire);
+            if copy.0 != now {
+                copy.1 = DIRECT.read().unwrap_or_else(|p| p.into_inner()).clone();
+                copy.0 = now;
+            }
+            copy.1.get(slot as usize)?.as_deref().map(f)
+        })
+        .ok()
+        .flatten()
 }
 
 pub(crate) fn with_entry<R>(

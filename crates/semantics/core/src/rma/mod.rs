@@ -9,6 +9,8 @@
 //! with [`progress_thread`], while it computes).
 //! docs/rma.md describes the design and its limits.
 
+mod atomic;
+mod direct;
 mod layout;
 mod progress_thread;
 mod shared;
@@ -30,6 +32,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use wire::{Head, Kind};
 
+pub use direct::{direct_view, try_direct, Contiguous, Direct};
 pub use shared::{allocate, allocate_shared, shared_query};
 pub use sync::*;
 
@@ -101,54 +104,9 @@ pub struct Window {
     lock: target::LockState,
     epoch: sync::Epoch,
     /// The node-wide segment of a window made by `MPI_Win_allocate(_shared)`.
-    shared: Option<shared::Segment>,
+    shared: Option<Arc<shared::Segment>>,
     /// The members whose window memory this process maps (segment windows).
     direct: Option<Arc<Direct>>,
-}
-
-/// What an origin needs to reach the members of its node in a segment window, usable
-/// without the runtime lock (the ABI keeps it beside the handle): puts and gets to
-/// them are copies.
-pub struct Direct {
-    /// Per member, its window memory mapped in this process, if it is.
-    bases: Vec<Option<usize>>,
-    remote: Vec<Remote>,
-    flavor: Flavor,
-    /// Operations of this process not yet complete (so a flush with none returns at
-    /// once); updated under the runtime lock, read without it.
-    outstanding: AtomicUsize,
-}
-
-impl Direct {
-    /// Whether `flush` on `target` (or all) has nothing to wait for.
-    pub fn idle(&self) -> bool {
-        self.outstanding.load(Ordering::Acquire) == 0
-    }
-
-    pub fn size(&self) -> usize {
-        self.remote.len()
-    }
-}
-
-/// The window's direct view, if its memory is a node segment with other members in it.
-pub fn direct_view(function: &str, win: WinId) -> MpiResult<Option<Arc<Direct>>> {
-    with_win(function, win, |_, w| Ok(w.direct.clone()))
-}
-
-/// A put or get to a member this process maps, done as a copy without the runtime
-/// lock. False when the access needs the target (accumulates, other members).
-pub fn try_direct(function: &str, d: &Direct, a: &Access) -> MpiResult<bool> {
-    let Some(base) = usize::try_from(a.target)
-        .ok()
-        .and_then(|t| d.bases.get(t).copied().flatten())
-    else {
-        return Ok(false);
-    };
-    if !matches!(a.kind, Kind::Put | Kind::Get | Kind::GetAccumulate) {
-        return Ok(false);
-    }
-    let (head, runs) = geometry(function, &d.remote, d.flavor, a)?;
-    Ok(copy_direct(base, &head, &runs, a))
 }
 
 /// Publishes how many operations are outstanding to the direct view.
@@ -441,7 +399,7 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
         let (head, runs) = describe_access(function, w, &a)?;
         let base = w.direct.as_ref().and_then(|d| d.bases[a.target as usize]);
         if let Some(base) = base {
-            if copy_direct(base, &head, &runs, &a) {
+            if direct::copy_direct(base, &head, &runs, &a, w.pending.is_empty()) {
                 if let Some(u) = user {
                     rt.st.requests.get_mut(u).expect("just inserted").complete = true;
                 }
@@ -490,28 +448,6 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
         note_pending(w);
         Ok(user)
     })
-}
-
-/// A put or get to memory this process maps: done by copying. False for operations
-/// that must run at the target (accumulates stay atomic by all going there).
-fn copy_direct(base: usize, head: &Head, runs: &[layout::Run], a: &Access) -> bool {
-    let mem = userbuf::bytes(base + head.offset as usize, head.span as usize);
-    let span = mem
-        .dense_mut(0, head.span as usize)
-        .expect("bytes are dense");
-    let dense = runs.len() <= 1;
-    match (head.kind, &a.origin, &a.result) {
-        (Kind::Put, Some(origin), _) if dense => origin.pack_into(0, span),
-        (Kind::Put, Some(origin), _) => {
-            let mut packed = vec![0u8; head.len as usize];
-            origin.pack_into(0, &mut packed);
-            layout::scatter(span, runs, &packed);
-        }
-        (Kind::Get, _, Some(result)) if dense => result.unpack_from(0, span),
-        (Kind::Get, _, Some(result)) => result.unpack_from(0, &layout::gather(span, runs)),
-        _ => return false,
-    }
-    true
 }
 
 fn send_request(
@@ -634,14 +570,17 @@ fn geometry(
         }
         _ => None,
     };
-    // No-op get-accumulates fetch only; the origin sends no data for them.
-    let kind = if a.kind == Kind::GetAccumulate && a.op == Op::NoOp {
-        Kind::Get
-    } else {
-        a.kind
-    };
+    if let Some(b) = basic.filter(|&b| !crossmpi_datatype::op::is_defined(a.op, b)) {
+        return Err(MpiError::arg(
+            ErrorClass::Op,
+            function,
+            "op",
+            a.op.mpi_name(),
+            format!("the standard does not define it on {}", b.mpi_name()),
+        ));
+    }
     let head = Head {
-        kind,
+        kind: a.kind,
         op: a.op,
         basic,
         exclusive: false,

@@ -1,7 +1,7 @@
 //! `MPI_Win_allocate_shared`: one segment per node, mapped by every member, each
 //! member's part following the previous one's (rounded to a cache line), so loads and
-//! stores reach the other members' memory directly. One-sided calls on such a window
-//! still go through the target like any other (the target copies with memcpy).
+//! stores reach the other members' memory directly, and so do the one-sided calls of the
+//! members (`direct.rs`). `MPI_Win_allocate` lays out each node's members the same way.
 
 use super::{install, windows, Direct, Flavor, Memory, Remote, WinId};
 use crate::comm::CommId;
@@ -183,6 +183,7 @@ fn install_segment(
         disp_unit,
     };
     let win = install(function, comm, mine, memory, flavor)?;
+    let segment = Arc::new(segment);
     runtime::with(function, |rt| {
         // With shared memory switched off (CROSSMPI_TRANSPORT=tcp) only the memory of
         // MPI_Win_allocate_shared is accessed directly, as the application asked.
@@ -199,6 +200,7 @@ fn install_segment(
                     remote: w.remote.clone(),
                     flavor,
                     outstanding: AtomicUsize::new(0),
+                    _segment: segment.clone(),
                 }));
             }
             w.shared = Some(segment);

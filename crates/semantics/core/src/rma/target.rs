@@ -3,13 +3,14 @@
 //! (so accumulates to one element are atomic and ordered, as MPI requires). Lock requests
 //! wait in a queue until they can be granted.
 
+use super::atomic;
 use super::layout;
 use super::wire::{Head, Kind, Request};
 use super::{Memory, Window, TAG_DATA, TAG_REQ};
 use crate::request::{SendMode, ANY_SOURCE};
 use crate::runtime::Runtime;
 use crate::userbuf;
-use crossmpi_datatype::op;
+use crossmpi_datatype::op::{self, Op};
 use std::collections::VecDeque;
 
 /// A request being received.
@@ -211,34 +212,75 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
         .expect("a byte buffer is dense");
     let whole = [(0, head.span)];
     let runs: &[layout::Run] = if runs.is_empty() { &whole } else { &runs };
-    let mut old = match head.kind {
-        Kind::Get | Kind::GetAccumulate | Kind::CompareAndSwap | Kind::Accumulate => {
-            layout::gather(span, runs)
+    let old = match head.kind {
+        Kind::Put => {
+            layout::scatter(span, runs, data);
+            Vec::new()
         }
-        _ => Vec::new(),
+        Kind::Get => layout::gather(span, runs),
+        Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap => {
+            let old = accumulate(w.direct.is_some(), span, runs, &head, data);
+            if head.kind == Kind::Accumulate {
+                Vec::new()
+            } else {
+                old
+            }
+        }
+        Kind::Lock | Kind::Unlock | Kind::PutStream => Vec::new(),
     };
-    match head.kind {
-        Kind::Put => layout::scatter(span, runs, data),
-        Kind::Accumulate | Kind::GetAccumulate => {
-            let basic = head.basic.expect("checked by parse");
-            let mut new = old.clone();
-            match op::apply(head.op, basic, data, &mut new) {
-                Ok(()) => layout::scatter(span, runs, &new),
-                Err(e) => eprintln!("crossmpi: one-sided accumulate from rank {source}: {e:?}"),
-            }
-        }
-        Kind::CompareAndSwap => {
-            let (origin, compare) = data.split_at(len);
-            if old == compare {
-                layout::scatter(span, runs, origin);
-            }
-        }
-        Kind::Get | Kind::Lock | Kind::Unlock | Kind::PutStream => {}
-    }
-    if head.kind == Kind::Accumulate {
-        old = Vec::new();
-    }
     reply(rt, w, source, head.reply_tag, old);
+}
+
+/// Applies an accumulate run by run and returns the previous contents, packed. In a
+/// segment window (`shared`) members of the node update the memory at the same time
+/// with atomic instructions, so runs whose elements allow it are updated the same way
+/// (`atomic`); all other elements change only here, one request after the other.
+fn accumulate(
+    shared: bool,
+    span: &mut [u8],
+    runs: &[layout::Run],
+    head: &Head,
+    data: &[u8],
+) -> Vec<u8> {
+    let basic = head.basic.expect("checked by parse");
+    let len = head.len as usize;
+    let mut old = vec![0u8; len];
+    let mut at = 0;
+    for &(offset, n) in runs {
+        let (o, n) = (offset as usize, n as usize);
+        let fetched = &mut old[at..at + n];
+        let origin = data.get(at..at + n).unwrap_or(&[]);
+        let update = match head.kind {
+            Kind::CompareAndSwap => atomic::Update::Swap {
+                origin,
+                compare: &data[len + at..len + at + n],
+            },
+            _ => atomic::Update::Op(head.op, origin),
+        };
+        let mem = &mut span[o..o + n];
+        if shared && atomic::eligible(basic, mem.as_ptr() as usize, n) {
+            // SAFETY: `mem` is window memory inside the segment, eligible for atomic
+            // updates of `basic`.
+            unsafe { atomic::apply(basic, mem.as_mut_ptr() as usize, n, update, Some(fetched)) };
+        } else {
+            fetched.copy_from_slice(mem);
+            match update {
+                atomic::Update::Op(Op::NoOp, _) => {}
+                atomic::Update::Op(op, origin) => {
+                    if let Err(e) = op::apply(op, basic, origin, mem) {
+                        eprintln!("crossmpi: one-sided accumulate: {e}");
+                    }
+                }
+                atomic::Update::Swap { origin, compare } => {
+                    if fetched == compare {
+                        mem.copy_from_slice(origin);
+                    }
+                }
+            }
+        }
+        at += n;
+    }
+    old
 }
 
 /// Grants waiting lock requests in order while they can be granted.
@@ -270,6 +312,40 @@ mod tests {
         l.shared = 0;
         l.exclusive = true;
         assert!(!l.grantable(true) && !l.grantable(false));
+    }
+
+    #[test]
+    fn accumulates_apply_run_by_run_and_fetch_the_old_values() {
+        use crossmpi_datatype::Basic;
+        let ints = |v: &[i32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let head = |kind, op| Head {
+            kind,
+            op,
+            basic: Some(Basic::Int),
+            exclusive: false,
+            reply_tag: 0,
+            offset: 0,
+            span: 16,
+            len: 8,
+        };
+        // Elements 0 and 2 of four; atomic (segment window) or not, the same outcome.
+        let runs = [(0, 4), (8, 4)];
+        for shared in [false, true] {
+            let mut span = ints(&[1, 2, 3, 4]);
+            let sum = head(Kind::GetAccumulate, Op::Sum);
+            let old = accumulate(shared, &mut span, &runs, &sum, &ints(&[10, 20]));
+            assert_eq!((old, &span), (ints(&[1, 3]), &ints(&[11, 2, 23, 4])));
+            let fetch = head(Kind::GetAccumulate, Op::NoOp);
+            let old = accumulate(shared, &mut span, &runs, &fetch, &[]);
+            assert_eq!((old, &span), (ints(&[11, 23]), &ints(&[11, 2, 23, 4])));
+            let swap = Head {
+                span: 4,
+                len: 4,
+                ..head(Kind::CompareAndSwap, Op::Replace)
+            };
+            let old = accumulate(shared, &mut span[8..], &[(0, 4)], &swap, &ints(&[7, 23]));
+            assert_eq!((old, &span), (ints(&[23]), &ints(&[11, 2, 7, 4])));
+        }
     }
 
     #[test]

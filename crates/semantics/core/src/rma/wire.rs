@@ -163,6 +163,8 @@ impl Head {
         }
         let data = &rest[run_bytes..];
         let expected = match kind {
+            // MPI_NO_OP sends no origin data.
+            Kind::Accumulate | Kind::GetAccumulate if head.op == Op::NoOp => 0,
             Kind::Put | Kind::Accumulate | Kind::GetAccumulate => head.len,
             Kind::CompareAndSwap => head.len.saturating_mul(2),
             Kind::Get | Kind::Lock | Kind::Unlock | Kind::PutStream => 0,
