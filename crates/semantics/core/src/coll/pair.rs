@@ -140,27 +140,31 @@ impl Pair {
 enum Into<'a> {
     Nothing,
     Buf(&'a UserBuf),
-    /// A temporary of the call's size, handed to `finish`.
+    /// The first `bytes` bytes of the call's scratch memory.
     Temp,
 }
 
 /// Runs one light-path call when it applies (else `Ok(false)`, and nothing happened):
 /// `route` picks, by this member's rank, what goes to the peer and where the peer's
-/// message goes; `finish` then runs with the rank and the temporary (empty unless
-/// [`Into::Temp`]). All of it takes the runtime lock once.
+/// message goes; `finish` then runs with the rank and two scratch blocks of `bytes`
+/// bytes, each 16-byte aligned (user operators get typed pointers): the first holds the
+/// peer's message when [`Into::Temp`]. All of it takes the runtime lock once; the
+/// scratch memory is kept for the next call.
 fn exchange<'a>(
     function: &str,
     comm: CommId,
     coll: &str,
     bytes: u64,
     route: impl FnOnce(usize) -> (Option<&'a UserBuf>, Into<'a>),
-    finish: impl FnOnce(usize, &mut [u8]) -> MpiResult<()>,
+    finish: impl FnOnce(usize, &mut [u8], &mut [u8]) -> MpiResult<()>,
 ) -> MpiResult<bool> {
+    let len = bytes as usize;
+    let second = len.next_multiple_of(16);
     let mut route = Some(route);
+    let mut finish = Some(finish);
     let mut pair: Option<Pair> = None;
     let mut sending: Option<ReqId> = None;
     let mut into = Into::Nothing;
-    let mut temp = Vec::new();
     let mut temp_buf: Option<UserBuf> = None;
     let mut inbound = Inbound::Done;
     // The receive polls the peer's ring every round; full progress (which the fallback
@@ -169,24 +173,25 @@ fn exchange<'a>(
         if let Some(route) = route.take() {
             pair = Pair::open(rt, comm, coll, bytes);
             let Some(p) = pair.as_ref() else {
-                return Some(Ok(()));
+                return Some(Ok(false));
             };
             let out;
             (out, into) = route(p.me);
             if let Some(b) = out {
                 sending = p.send(rt, b);
             }
+            let scratch = &mut rt.colls.pair_scratch;
+            if scratch.len() < second + len + 15 {
+                scratch.resize(second + len + 15, 0);
+            }
             if let Into::Temp = into {
-                temp = vec![0u8; bytes as usize];
-                temp_buf = Some(over(&mut temp));
+                temp_buf = Some(over(&mut aligned(scratch)[..len]));
             }
             if !matches!(into, Into::Nothing) {
                 inbound = Inbound::Direct;
             }
         }
-        let Some(p) = pair.as_ref() else {
-            return Some(Ok(()));
-        };
+        let p = pair.as_ref()?;
         let target = match into {
             Into::Nothing => None,
             Into::Buf(b) => Some(b),
@@ -201,12 +206,13 @@ fn exchange<'a>(
             rt.take_if_done(req)?;
             sending = None;
         }
-        matches!(inbound, Inbound::Done).then_some(Ok(()))
-    })??;
-    match pair {
-        Some(p) => finish(p.me, &mut temp).map(|_| true),
-        None => Ok(false),
-    }
+        if !matches!(inbound, Inbound::Done) {
+            return None;
+        }
+        let finish = finish.take().expect("finished once");
+        let (first, rest) = aligned(&mut rt.colls.pair_scratch).split_at_mut(second);
+        Some(finish(p.me, &mut first[..len], &mut rest[..len]).map(|_| true))
+    })?
 }
 
 /// A member's packed data: borrowed when dense, else packed into `scratch`.
@@ -217,6 +223,12 @@ fn packed<'a>(buf: &'a UserBuf, scratch: &'a mut Vec<u8>) -> &'a [u8] {
     scratch.resize(buf.bytes() as usize, 0);
     buf.pack_into(0, scratch);
     scratch
+}
+
+/// The 16-byte aligned part of `v`, at least `len` bytes once `v` holds `len + 15`.
+fn aligned(v: &mut [u8]) -> &mut [u8] {
+    let pad = v.as_ptr().align_offset(16).min(v.len());
+    &mut v[pad..]
 }
 
 /// A byte buffer over `v` (a temporary a message goes from or into).
@@ -233,7 +245,7 @@ pub fn barrier(function: &str, comm: CommId) -> MpiResult<bool> {
         "BARRIER",
         0,
         |_| (Some(&none), Into::Buf(&none)),
-        |_, _| Ok(()),
+        |_, _, _| Ok(()),
     )
 }
 
@@ -254,7 +266,7 @@ pub fn bcast(function: &str, comm: CommId, buf: &UserBuf, root: i32) -> MpiResul
                 (None, Into::Buf(buf))
             }
         },
-        |_, _| Ok(()),
+        |_, _, _| Ok(()),
     )
 }
 
@@ -275,14 +287,13 @@ pub fn allreduce(
         "ALLREDUCE",
         recv.bytes(),
         |_| (Some(mine), Into::Temp),
-        |me, theirs| {
-            let mut ours = vec![0u8; theirs.len()];
-            mine.pack_into(0, &mut ours);
+        |me, theirs, ours| {
+            mine.pack_into(0, ours);
             let count = recv.count;
             let (first, second) = if me == 0 {
                 (&ours[..], theirs)
             } else {
-                (&theirs[..], &mut ours[..])
+                (&theirs[..], ours)
             };
             op.apply(function, first, second, count, &recv.dtype)?;
             recv.unpack_from(0, second);
@@ -314,7 +325,7 @@ pub fn alltoall(
         "ALLTOALL",
         bytes,
         |me| (Some(&send[1 - me]), Into::Buf(&recv[1 - me])),
-        |me, _| {
+        |me, _, _| {
             let mut scratch = Vec::new();
             recv[me].unpack_from(0, packed(&send[me], &mut scratch));
             Ok(())
@@ -349,7 +360,7 @@ pub fn allgather(
                 Into::Buf(&blocks[1 - me]),
             )
         },
-        |me, _| {
+        |me, _, _| {
             if let Some(s) = send {
                 let mut scratch = Vec::new();
                 blocks[me].unpack_from(0, packed(s, &mut scratch));

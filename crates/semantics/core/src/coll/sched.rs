@@ -557,6 +557,9 @@ pub struct Active {
     running: Vec<(ReqId, Sched<'static>)>,
     /// Vectors of the last finished blocking schedule, for the next one.
     spare: Option<Buffers>,
+    /// Scratch memory of the two-member light path ([`super::pair`]), kept between
+    /// calls so a small reduction does not allocate.
+    pub(super) pair_scratch: Vec<u8>,
 }
 
 impl Active {
