@@ -20,6 +20,7 @@ pub mod inter;
 pub mod levels;
 pub mod masters;
 pub mod neighbor;
+pub mod pair;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
@@ -281,6 +282,9 @@ fn build_barrier(s: &mut Sched) {
 
 /// `MPI_Barrier` / `MPI_Ibarrier`.
 pub fn barrier_call(function: &'static str, comm: CommId, mode: Mode) -> MpiResult<Option<ReqId>> {
+    if mode == Mode::Blocking && pair::barrier(function, comm)? {
+        return Ok(None);
+    }
     sched::start(function, comm, mode, |s| {
         build_barrier(s);
         Ok(())
@@ -295,6 +299,9 @@ pub fn bcast(
     buf: UserBuf,
     root: i32,
 ) -> MpiResult<Option<ReqId>> {
+    if mode == Mode::Blocking && pair::bcast(function, comm, &buf, root)? {
+        return Ok(None);
+    }
     sched::start(function, comm, mode, |s| {
         if s.is_inter() {
             let side = side_of(s, root)?;
@@ -407,6 +414,9 @@ pub fn allgather(
     blocks: Vec<UserBuf>,
     whole_buf: Option<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
+    if mode == Mode::Blocking && pair::allgather(function, comm, send.as_ref(), &blocks)? {
+        return Ok(None);
+    }
     sched::start(function, comm, mode, |s| {
         if s.is_inter() {
             let mine = s.input(send.as_ref().expect("intercommunicator allgather has data"));
@@ -468,6 +478,11 @@ pub fn alltoall(
     send: Option<Vec<UserBuf>>,
     recv: Vec<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
+    if let (Mode::Blocking, Some(out)) = (mode, &send) {
+        if pair::alltoall(function, comm, out, &recv)? {
+            return Ok(None);
+        }
+    }
     sched::start(function, comm, mode, |s| {
         let out: Vec<Span> = match &send {
             Some(v) => v.iter().map(|b| s.input(b)).collect(),
@@ -584,6 +599,9 @@ pub fn allreduce(
     recv: UserBuf,
     op: ReduceOp,
 ) -> MpiResult<Option<ReqId>> {
+    if mode == Mode::Blocking && pair::allreduce(function, comm, send.as_ref(), &recv, &op)? {
+        return Ok(None);
+    }
     sched::start(function, comm, mode, |s| {
         let commutative = set_op(s, &op, &recv)?;
         let (input, output) = in_out(s, send.as_ref(), &recv);

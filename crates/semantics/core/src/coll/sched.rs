@@ -17,7 +17,7 @@
 //! never match each other's messages. On an intercommunicator, messages inside one group
 //! carry a tag bit of their own, since local and remote ranks share the numbers.
 
-use crate::comm::{CommId, Group};
+use crate::comm::{Comm, CommId, Group};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
 use crate::reduce::ReduceOp;
@@ -160,12 +160,10 @@ impl<'f> Sched<'f> {
     pub fn new(rt: &mut Runtime, function: &'f str, comm: CommId) -> MpiResult<Sched<'f>> {
         let wan = super::select::wan(&rt.impi_coll);
         let c = rt.comm_mut(function, comm)?;
-        let seq = c.coll_seq;
-        c.coll_seq += 1;
         Ok(Sched {
             function,
             context: c.coll_context(),
-            tag: TAG_BASE + (seq % (TAG_SPAN - TAG_BASE as u64)) as i32,
+            tag: take_tag(c),
             rank: c.rank,
             group: c.group.clone(),
             remote: c.remote.clone(),
@@ -360,14 +358,7 @@ impl<'f> Sched<'f> {
                 }
                 if let Some(st) = failure {
                     self.finished = true;
-                    return Advance::Done(Err(MpiError::context(
-                        ErrorClass::Truncate,
-                        self.function,
-                        format!(
-                            "a message of the collective from rank {} did not fit (the ranks passed different amounts of data)",
-                            st.source
-                        ),
-                    )));
+                    return Advance::Done(Err(truncated(self.function, st.source)));
                 }
             }
             let mut sent = false;
@@ -456,6 +447,25 @@ impl Sched<'_> {
         }
         Ok(())
     }
+}
+
+/// Takes the tag of the next collective call on `c` (every call takes one, on every
+/// member, in call order).
+pub(super) fn take_tag(c: &mut Comm) -> i32 {
+    let seq = c.coll_seq;
+    c.coll_seq += 1;
+    TAG_BASE + (seq % (TAG_SPAN - TAG_BASE as u64)) as i32
+}
+
+/// The error of a collective whose message from `source` did not fit.
+pub(super) fn truncated(function: &str, source: i32) -> MpiError {
+    MpiError::context(
+        ErrorClass::Truncate,
+        function,
+        format!(
+            "a message of the collective from rank {source} did not fit (the ranks passed different amounts of data)"
+        ),
+    )
 }
 
 /// Sub-tags keep apart messages one pair exchanges within a call when their order alone
@@ -547,6 +557,9 @@ pub struct Active {
     running: Vec<(ReqId, Sched<'static>)>,
     /// Vectors of the last finished blocking schedule, for the next one.
     spare: Option<Buffers>,
+    /// Scratch memory of the two-member light path ([`super::pair`]), kept between
+    /// calls so a small reduction does not allocate.
+    pub(super) pair_scratch: Vec<u8>,
 }
 
 impl Active {
