@@ -141,7 +141,7 @@ class Bench:
         delays = sorted(set(self.p2p_delays * ("p2p" in self.parts) + self.coll_delays * ("coll" in self.parts)
                             + [0] * ("kernels" in self.parts)))
         for delay in delays:
-            with grid_lab("grid-impi-2.toml", delay, f"ibench{os.getpid() % 1000}") as lab:
+            with grid_lab("grid-impi-2.toml", delay, f"ib{os.getpid()}") as lab:
                 jobs = GridJobs(lab, self.prefix, work)
                 openmpi = "coll" in self.parts and delay in self.coll_delays and self.openmpi_starts(jobs, delay)
                 for rep in range(1, self.repeat + 1):

@@ -567,6 +567,7 @@ fn impi_route(
         maxlinear: tables.coll_maxlinear().map_err(|e| io_err("IMPI", e))? as usize,
         xsize: tables.coll_xsize().map_err(|e| io_err("IMPI", e))? as u64,
         all_crossmpi,
+        wide_eager: route.tr.max_data,
     };
     Ok(ImpiJoined {
         route,

@@ -67,6 +67,11 @@ pub struct ImpiColl {
     pub xsize: u64,
     /// Every client is crossmpi, so its WAN-aware algorithms may replace IMPI's.
     pub all_crossmpi: bool,
+    /// Largest message the route between sites sends eagerly (IMPI's agreed data length,
+    /// else crossmpi's TCP eager limit): the WAN-aware algorithms cut longer messages
+    /// between sites into pieces of this size, so that no crossing waits a round trip
+    /// for a rendezvous.
+    pub wide_eager: u64,
 }
 
 impl Default for ImpiColl {
@@ -75,6 +80,7 @@ impl Default for ImpiColl {
             maxlinear: 4,
             xsize: 1024,
             all_crossmpi: true,
+            wide_eager: u64::MAX,
         }
     }
 }
@@ -282,7 +288,13 @@ impl Runtime {
                 st.impi_external32 = j.external32;
                 (Some(j.route), j.server, j.coll, j.host_of, j.tag_ub)
             }
-            None => (None, None, ImpiColl::default(), node_of.clone(), i32::MAX),
+            None => {
+                let coll = ImpiColl {
+                    wide_eager: cfg.tcp_eager,
+                    ..ImpiColl::default()
+                };
+                (None, None, coll, node_of.clone(), i32::MAX)
+            }
         };
         if let Some(s) = shm.as_ref() {
             st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;

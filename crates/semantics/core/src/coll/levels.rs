@@ -5,9 +5,10 @@
 //!
 //! A *wide* level is one whose leaders talk over wide-area links, where latency, not
 //! bandwidth, is what costs: its leaders run one-round (linear) algorithms so that a
-//! collective crosses between sites once.
+//! collective crosses between sites once, and send what crosses in pieces the route
+//! sends eagerly (see [`send_pieces`]).
 
-use super::sched::Span;
+use super::sched::{Peer, Sched, Span};
 use super::team::Team;
 use std::sync::Arc;
 
@@ -17,15 +18,59 @@ pub struct Level {
     pub key: Arc<Vec<u32>>,
     /// The parts are joined by wide-area links.
     pub wide: bool,
+    /// Largest message sent in one piece between parts (see [`send_pieces`]).
+    pub piece: usize,
 }
 
 impl Level {
     pub fn local(key: Arc<Vec<u32>>) -> Level {
-        Level { key, wide: false }
+        Level {
+            key,
+            wide: false,
+            piece: usize::MAX,
+        }
     }
 
     pub fn wide(key: Arc<Vec<u32>>) -> Level {
-        Level { key, wide: true }
+        Level {
+            key,
+            wide: true,
+            piece: usize::MAX,
+        }
+    }
+
+    /// This level with messages between its parts cut into pieces of `piece` bytes.
+    pub fn in_pieces(self, piece: usize) -> Level {
+        Level { piece, ..self }
+    }
+}
+
+/// The pieces of at most `piece` bytes `data` travels in (one, possibly empty, when
+/// it fits).
+fn pieces(data: Span, piece: usize) -> impl Iterator<Item = Span> {
+    let piece = piece.max(1);
+    (0..data.len.div_ceil(piece).max(1)).map(move |k| {
+        let at = k * piece;
+        data.sub(at, piece.min(data.len - at))
+    })
+}
+
+/// Sends `data` to `to` in pieces of at most `piece` bytes (a wide level's
+/// [`Level::piece`]): a longer message would take the route's rendezvous and wait a
+/// round trip between sites for the receiver's go-ahead (IMPI's DATASYNC/SYNCACK, the
+/// RTS/CTS of crossmpi's TCP) before its data crosses; pieces within the eager limit
+/// cross at once. The receiver takes them with [`recv_pieces`] of the same length and
+/// `piece` (pieces of one pair and tag match in order).
+pub fn send_pieces(s: &mut Sched, to: Peer, data: Span, piece: usize, subtag: i32) {
+    for p in pieces(data, piece) {
+        s.send_tagged(to, p, subtag);
+    }
+}
+
+/// Receives what [`send_pieces`] sent.
+pub fn recv_pieces(s: &mut Sched, from: Peer, data: Span, piece: usize, subtag: i32) {
+    for p in pieces(data, piece) {
+        s.recv_tagged(from, p, subtag);
     }
 }
 
@@ -45,6 +90,7 @@ pub fn cut(team: Team, level: &Level, root: Option<usize>) -> Cut {
     match split(team, &level.key, root) {
         Some(mut s) => {
             s.wide = level.wide;
+            s.piece = level.piece;
             Cut::Split(s)
         }
         None if level.wide
@@ -117,6 +163,8 @@ pub struct Split {
     pub parts: Vec<Vec<usize>>,
     /// The leaders are joined by wide-area links (see [`Level::wide`]).
     pub wide: bool,
+    /// Largest message sent in one piece between leaders (see [`Level::piece`]).
+    pub piece: usize,
 }
 
 impl Split {
@@ -179,6 +227,7 @@ pub fn split(team: Team, key: &[u32], root: Option<usize>) -> Option<Split> {
         my_part,
         parts,
         wide: false,
+        piece: usize::MAX,
     })
 }
 
@@ -216,6 +265,21 @@ mod tests {
             Cut::Split(s) => assert!(s.wide && s.leaders == vec![0, 2]),
             _ => panic!("two sites of two"),
         }
+    }
+
+    #[test]
+    fn pieces_cover_the_message_in_order() {
+        let whole = Span {
+            region: 3,
+            offset: 10,
+            len: 10,
+        };
+        let cut: Vec<(usize, usize)> = pieces(whole, 4).map(|p| (p.offset, p.len)).collect();
+        assert_eq!(cut, vec![(10, 4), (14, 4), (18, 2)]);
+        assert_eq!(pieces(whole, usize::MAX).count(), 1);
+        assert_eq!(pieces(whole, 10).count(), 1);
+        let empty = whole.sub(0, 0);
+        assert_eq!(pieces(empty, 4).map(|p| p.len).collect::<Vec<_>>(), vec![0]);
     }
 
     #[test]

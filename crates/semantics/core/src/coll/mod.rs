@@ -145,7 +145,15 @@ fn impi(s: &Sched) -> Option<usize> {
 
 /// True when the WAN-aware (hierarchical, site level on top) algorithms run.
 fn magpie(s: &Sched) -> bool {
-    wan(s) == Wan::Magpie
+    matches!(wan(s), Wan::Magpie { .. })
+}
+
+/// The largest message the WAN-aware algorithms send between sites in one piece.
+fn wide_piece(s: &Sched) -> usize {
+    match wan(s) {
+        Wan::Magpie { piece } => piece,
+        _ => usize::MAX,
+    }
 }
 
 /// The hierarchy levels hierarchical algorithms cut along, innermost first: the node,
@@ -154,7 +162,10 @@ fn magpie(s: &Sched) -> bool {
 fn levels(s: &Sched) -> Vec<Level> {
     if magpie(s) {
         let nodes = levels::refine(&s.nodes, &s.sites);
-        vec![Level::local(Arc::new(nodes)), Level::wide(s.sites.clone())]
+        vec![
+            Level::local(Arc::new(nodes)),
+            Level::wide(s.sites.clone()).in_pieces(wide_piece(s)),
+        ]
     } else {
         vec![Level::local(s.nodes.clone())]
     }
@@ -166,7 +177,9 @@ fn site_cut(s: &Sched, t: Team, root: Option<usize>) -> Option<levels::Split> {
     if !magpie(s) {
         return None;
     }
-    levels::split(t, &s.sites, root)
+    let mut cut = levels::split(t, &s.sites, root)?;
+    cut.piece = wide_piece(s);
+    Some(cut)
 }
 
 /// True when a hierarchical reduction keeps rank order (non-commutative operators):
@@ -501,6 +514,23 @@ pub fn alltoall(
         let small = largest < thresholds().alltoall_large;
         if let Some(cut) = site_cut(s, t, None).filter(|_| equal && small) {
             alltoall::sites::build(s, t, &cut, &out, &into);
+            return Ok(());
+        }
+        if magpie(s) {
+            // Large blocks across sites: every pair at once, in eager pieces between
+            // sites, so the data crosses in one wide-area latency (pairwise rounds
+            // would pay one per round with a remote partner, aggregating at leaders a
+            // copy and one connection for all of a site's data).
+            let (sites, piece) = (s.sites.clone(), wide_piece(s));
+            let my_site = sites[t.rank(t.me)];
+            let piece_to = |j: usize| {
+                if sites[t.rank(j)] == my_site {
+                    usize::MAX
+                } else {
+                    piece
+                }
+            };
+            alltoall::linear::build_in_pieces(s, t, &out, &into, &piece_to);
             return Ok(());
         }
         match forced("ALLTOALL") {

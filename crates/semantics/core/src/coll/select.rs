@@ -97,8 +97,9 @@ pub enum Wan {
     Flat,
     /// crossmpi's WAN-aware algorithms: a site level above the node level, joined by
     /// one-round exchanges between site leaders, so a collective crosses between sites
-    /// once (MagPIe's idea).
-    Magpie,
+    /// once (MagPIe's idea). Messages between sites go in eager pieces of at most
+    /// `piece` bytes (see `ImpiColl::wide_eager`).
+    Magpie { piece: usize },
     /// IMPI's algorithms (one master per site; linear among up to `maxlinear` masters,
     /// a binomial tree above), the ones another IMPI implementation runs.
     Impi { maxlinear: usize },
@@ -127,11 +128,14 @@ pub fn wan(agreed: &ImpiColl) -> Wan {
     let impi = Wan::Impi {
         maxlinear: agreed.maxlinear,
     };
+    let magpie = Wan::Magpie {
+        piece: usize::try_from(agreed.wide_eager).unwrap_or(usize::MAX),
+    };
     match *choice {
         "flat" => Wan::Flat,
-        "magpie" => Wan::Magpie,
+        "magpie" => magpie,
         "impi" => impi,
-        _ if agreed.all_crossmpi => Wan::Magpie,
+        _ if agreed.all_crossmpi => magpie,
         _ => impi,
     }
 }

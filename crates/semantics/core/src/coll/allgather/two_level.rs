@@ -1,7 +1,7 @@
 //! Hierarchical allgather(v): members send their block to their part's leader, the
 //! leaders allgather whole parts at the next level (a ring, or on a wide level one
-//! exchange of every site's blocks between site leaders), and each leader hands the
-//! assembled result to its part in one message.
+//! exchange of every site's blocks between site leaders, in eager pieces), and each
+//! leader hands the assembled result to its part in one message.
 
 use crate::coll::alltoall::linear as alltoall;
 use crate::coll::levels::{cut, Cut, Level};
@@ -15,7 +15,7 @@ pub fn build(s: &mut Sched, t: Team, blocks: &[Span], levels: &[Level]) {
     };
     let cut = match cut(t, level, None) {
         Cut::Through => return build(s, t, blocks, rest),
-        Cut::Wide => return exchange(s, t, blocks),
+        Cut::Wide => return exchange(s, t, blocks, level.piece),
         Cut::Split(c) => c,
     };
     // Every part's blocks back to back, in leader order: one message per part.
@@ -43,7 +43,7 @@ pub fn build(s: &mut Sched, t: Team, blocks: &[Span], levels: &[Level]) {
         }
         s.wait();
         if cut.wide {
-            exchange(s, cut.leader_team(), &part_spans);
+            exchange(s, cut.leader_team(), &part_spans, cut.piece);
         } else {
             build(s, cut.leader_team(), &part_spans, rest);
         }
@@ -63,7 +63,8 @@ pub fn build(s: &mut Sched, t: Team, blocks: &[Span], levels: &[Level]) {
     s.wait();
 }
 
-/// Every member sends its block to every other one: one round.
-fn exchange(s: &mut Sched, t: Team, blocks: &[Span]) {
-    alltoall::build(s, t, &vec![blocks[t.me]; t.size()], blocks);
+/// Every member sends its block to every other one: one round, in pieces of at most
+/// `piece` bytes (members in different sites).
+fn exchange(s: &mut Sched, t: Team, blocks: &[Span], piece: usize) {
+    alltoall::build_in_pieces(s, t, &vec![blocks[t.me]; t.size()], blocks, &|_| piece);
 }

@@ -8,11 +8,12 @@ use crate::coll::reduce::linear::fold;
 use crate::coll::sched::{Sched, Span};
 use crate::coll::team::Team;
 
-/// `input`: this member's data (may equal `output`).
-pub fn build(s: &mut Sched, t: Team, input: Span, output: Span) {
+/// `input`: this member's data (may equal `output`); messages go in pieces of at most
+/// `piece` bytes (see `levels::send_pieces`).
+pub fn build(s: &mut Sched, t: Team, input: Span, output: Span, piece: usize) {
     let n = t.size();
     let mut all: Vec<Span> = (0..n).map(|_| s.temp(input.len)).collect();
     all[t.me] = input;
-    alltoall::build(s, t, &vec![input; n], &all);
+    alltoall::build_in_pieces(s, t, &vec![input; n], &all, &|_| piece);
     fold(s, &all, output);
 }

@@ -25,14 +25,14 @@ pub fn build(
     };
     let cut = match cut(t, level, None) {
         Cut::Through => return build(s, t, input, output, rest, commutative),
-        Cut::Wide => return exchange::build(s, t, input, output),
+        Cut::Wide => return exchange::build(s, t, input, output, level.piece),
         Cut::Split(c) => c,
     };
     let part = cut.part_team();
     reduce::build(s, part, 0, input, Some(output), commutative);
     if cut.is_leader() {
         if cut.wide {
-            exchange::build(s, cut.leader_team(), output, output);
+            exchange::build(s, cut.leader_team(), output, output, cut.piece);
         } else {
             build(s, cut.leader_team(), output, output, rest, commutative);
         }

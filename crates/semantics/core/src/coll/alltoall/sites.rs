@@ -1,12 +1,12 @@
 //! All-to-all across sites with one aggregated message each way between every pair of
 //! sites: members exchange directly inside their site; the blocks leaving a site travel
 //! to its leader in one message per member, cross as one message per destination site
-//! (leader to leader), and the destination leader scatters them to its members, one
+//! (leader to leader, in eager pieces), and the destination leader scatters them to its members, one
 //! message each. Three short rounds inside sites buy one wide-area latency instead of
 //! n-1 crossings per member. Needs equal blocks (`MPI_Alltoall`): every member knows
 //! every block's size.
 
-use crate::coll::levels::Split;
+use crate::coll::levels::{recv_pieces, send_pieces, Split};
 use crate::coll::sched::{Sched, Span};
 use crate::coll::team::Team;
 
@@ -82,8 +82,8 @@ pub fn build(s: &mut Sched, t: Team, cut: &Split, out: &[Span], into: &[Span]) {
         }
         offset += p.len();
         let from_site = s.temp(b * p.len() * mine.len());
-        s.send(t.peer(p[0]), to_site);
-        s.recv(t.peer(p[0]), from_site);
+        send_pieces(s, t.peer(p[0]), to_site, cut.piece, 0);
+        recv_pieces(s, t.peer(p[0]), from_site, cut.piece, 0);
         arrived.push(Some(from_site));
     }
     s.wait();

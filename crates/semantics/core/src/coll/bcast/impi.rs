@@ -13,7 +13,7 @@ pub fn build(s: &mut Sched, root: usize, data: Span, maxlinear: usize) {
         let t = Team::of(&gm, me);
         let m = t.size();
         if m <= maxlinear {
-            super::two_level::linear(s, t, rootnum, data);
+            super::two_level::linear(s, t, rootnum, data, usize::MAX);
         } else {
             let v = (me + m - rootnum) % m;
             let peer = |x: usize| t.peer((x + rootnum) % m);

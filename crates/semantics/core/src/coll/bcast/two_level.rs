@@ -14,7 +14,7 @@ pub fn build(s: &mut Sched, t: Team, root: usize, data: Span, levels: &[Level]) 
     };
     let cut = match cut(t, level, Some(root)) {
         Cut::Through => return build(s, t, root, data, rest),
-        Cut::Wide => return linear(s, t, root, data),
+        Cut::Wide => return linear(s, t, root, data, level.piece),
         Cut::Split(c) => c,
     };
     if cut.is_leader() {
@@ -24,7 +24,7 @@ pub fn build(s: &mut Sched, t: Team, root: usize, data: Span, levels: &[Level]) 
             .position(|p| p[0] == root)
             .expect("the root leads its part");
         if cut.wide {
-            linear(s, cut.leader_team(), root_part, data);
+            linear(s, cut.leader_team(), root_part, data, cut.piece);
         } else {
             build(s, cut.leader_team(), root_part, data, rest);
         }
@@ -32,7 +32,8 @@ pub fn build(s: &mut Sched, t: Team, root: usize, data: Span, levels: &[Level]) 
     super::binomial::build(s, cut.part_team(), 0, data);
 }
 
-/// The root sends the data to every member at once (one round).
-pub fn linear(s: &mut Sched, t: Team, root: usize, data: Span) {
-    scatter::build(s, t, root, &vec![data; t.size()], Some(data));
+/// The root sends the data to every member at once (one round), in pieces of at most
+/// `piece` bytes (see `levels::send_pieces`).
+pub fn linear(s: &mut Sched, t: Team, root: usize, data: Span, piece: usize) {
+    scatter::build_in_pieces(s, t, root, &vec![data; t.size()], Some(data), piece);
 }

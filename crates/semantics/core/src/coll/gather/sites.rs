@@ -1,9 +1,10 @@
 //! Gather across sites: inside the root's site members send straight to the root; in
 //! every other site they send to the site's leader, which forwards the site's blocks
-//! to the root in one message, so the data crosses once per remote site. Needs every
+//! to the root in one message (in eager pieces), so the data crosses once per remote
+//! site. Needs every
 //! block's length on every member (`MPI_Gather`: all equal).
 
-use crate::coll::levels::{layout, Split};
+use crate::coll::levels::{layout, recv_pieces, send_pieces, Split};
 use crate::coll::sched::{Sched, Span};
 use crate::coll::team::Team;
 
@@ -31,7 +32,7 @@ pub fn build(
         let mut staged = Vec::new();
         for p in cut.parts.iter().filter(|p| p[0] != root) {
             let whole = s.temp(p.iter().map(|&m| lens[m]).sum());
-            s.recv(t.peer(p[0]), whole);
+            recv_pieces(s, t.peer(p[0]), whole, cut.piece, 0);
             staged.push((p, whole));
         }
         s.wait();
@@ -52,7 +53,7 @@ pub fn build(
             s.recv(part.peer(k), span);
         }
         s.wait();
-        s.send(t.peer(root), whole);
+        send_pieces(s, t.peer(root), whole, cut.piece, 0);
     }
     s.wait();
 }

@@ -1,9 +1,9 @@
 //! Scatter across sites: the root sends every other site's blocks to that site's
-//! leader in one message (the data crosses once per remote site), and straight to the
-//! members of its own site; leaders hand each member its block. Needs every block's
-//! length on every member (`MPI_Scatter`: all equal).
+//! leader in one message, in eager pieces (the data crosses once per remote site), and
+//! straight to the members of its own site; leaders hand each member its block. Needs
+//! every block's length on every member (`MPI_Scatter`: all equal).
 
-use crate::coll::levels::{layout, Split};
+use crate::coll::levels::{layout, recv_pieces, send_pieces, Split};
 use crate::coll::sched::{Sched, Span};
 use crate::coll::team::Team;
 
@@ -27,7 +27,7 @@ pub fn build(
             for (m, span) in p.iter().zip(layout(whole, p, lens)) {
                 s.copy(blocks[*m], span);
             }
-            s.send(t.peer(p[0]), whole);
+            send_pieces(s, t.peer(p[0]), whole, cut.piece, 0);
         }
         for (k, &m) in cut.parts[cut.my_part].iter().enumerate().skip(1) {
             s.send(part.peer(k), blocks[m]);
@@ -44,7 +44,7 @@ pub fn build(
         let p = &cut.parts[cut.my_part];
         let whole = s.temp(p.iter().map(|&m| lens[m]).sum());
         let spans = layout(whole, p, lens);
-        s.recv(t.peer(root), whole);
+        recv_pieces(s, t.peer(root), whole, cut.piece, 0);
         s.wait();
         for (k, &span) in spans.iter().enumerate().skip(1) {
             s.send(part.peer(k), span);

@@ -773,3 +773,99 @@ fn rooted_and_prefix_collectives_across_sites() {
         }
     }
 }
+
+#[test]
+fn wan_aware_collectives_cross_in_pieces() {
+    // Pieces of one int: every int that crosses between sites is a message of its own.
+    let piece = 4;
+    for &(nodes, sites) in SITE_LAYOUTS {
+        let n = nodes.len();
+        let b = 2;
+        let lens = vec![b * 4; n];
+        let members: Vec<usize> = (0..n).collect();
+        let at = |site: u32| sites.iter().filter(|&&x| x == site).count();
+        let lv: Vec<Level> = site_levels(nodes, sites)
+            .into_iter()
+            .map(|l| if l.wide { l.in_pieces(piece) } else { l })
+            .collect();
+        let wide_cut = |t: Team, root: Option<usize>| {
+            split(t, sites, root).map(|mut c| {
+                c.piece = piece;
+                c
+            })
+        };
+        let mine = |r: usize| (0..b as i32).map(|k| r as i32 * 10 + k).collect::<Vec<_>>();
+        let all: Vec<i32> = (0..n).flat_map(mine).collect();
+
+        let (got, sent) = run_on(nodes, sites, n * b, None, mine, |s, t, i, o| {
+            let blocks: Vec<Span> = (0..n).map(|k| o.block(k, b * 4)).collect();
+            s.copy(i, blocks[t.me]);
+            allgather::two_level::build(s, t, &blocks, &lv)
+        });
+        assert!(got.iter().all(|g| g == &all), "allgather {sites:?}");
+        assert_crossings("allgather", sites, &sent, |a, _| at(a) * b);
+
+        let Some(_) = split(Team::all(n, 0), sites, None) else {
+            continue;
+        };
+        let (got, sent) = run_on(
+            nodes,
+            sites,
+            n * b,
+            None,
+            |r| (0..(n * b) as i32).map(|x| r as i32 * 1000 + x).collect(),
+            |s, t, i, o| {
+                let out: Vec<Span> = (0..n).map(|k| i.block(k, b * 4)).collect();
+                let into: Vec<Span> = (0..n).map(|k| o.block(k, b * 4)).collect();
+                alltoall::sites::build(s, t, &wide_cut(t, None).unwrap(), &out, &into)
+            },
+        );
+        for (r, g) in got.iter().enumerate() {
+            let want: Vec<i32> = (0..n)
+                .flat_map(|i| (0..b).map(move |k| i as i32 * 1000 + (r * b + k) as i32))
+                .collect();
+            assert_eq!(g, &want, "alltoall {sites:?} member {r}");
+        }
+        assert_crossings("alltoall", sites, &sent, |a, c| at(a) * at(c) * b);
+
+        for root in 0..n {
+            let rs = sites[root];
+            let (got, sent) = run_on(nodes, sites, n * b, None, mine, |s, t, i, o| {
+                let blocks = layout(o, &members, &lens);
+                let blocks = if t.me == root { blocks } else { vec![] };
+                let cut = wide_cut(t, Some(root)).unwrap();
+                gather::sites::build(s, t, &cut, root, Some(i), &blocks, &lens)
+            });
+            assert_eq!(got[root], all, "gather {sites:?} root {root}");
+            assert_crossings("gather", sites, &sent, |a, c| {
+                usize::from(c == rs) * at(a) * b
+            });
+
+            let (got, sent) = run_on(
+                nodes,
+                sites,
+                b,
+                None,
+                |r| {
+                    if r == root {
+                        all.clone()
+                    } else {
+                        vec![0; n * b]
+                    }
+                },
+                |s, t, i, o| {
+                    let blocks = layout(i, &members, &lens);
+                    let blocks = if t.me == root { blocks } else { vec![] };
+                    let cut = wide_cut(t, Some(root)).unwrap();
+                    scatter::sites::build(s, t, &cut, root, &blocks, Some(o), &lens)
+                },
+            );
+            for (r, g) in got.iter().enumerate() {
+                assert_eq!(g, &mine(r), "scatter {sites:?} root {root} member {r}");
+            }
+            assert_crossings("scatter", sites, &sent, |a, c| {
+                usize::from(a == rs) * at(c) * b
+            });
+        }
+    }
+}
