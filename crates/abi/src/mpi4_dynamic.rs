@@ -1,34 +1,30 @@
-//! Dynamic processes and name publishing. crossmpi's jobs have a fixed set of processes
-//! (the launcher starts them all, possibly in several clusters joined by IMPI, whose
-//! protocol has no spawn), so: `MPI_Comm_get_parent` says there is no parent,
-//! `MPI_Comm_disconnect` frees a communicator collectively, and spawning, ports and
-//! names fail with their error class (MPI_ERR_SPAWN, MPI_ERR_PORT, MPI_ERR_NAME /
-//! MPI_ERR_SERVICE) and a message saying why, after checking their arguments.
+//! Dynamic processes and name publishing. Ports, accept/connect, join and disconnect
+//! connect independently started jobs (`crossmpi_core::dynamic`). Spawning is not
+//! supported yet: `MPI_Comm_get_parent` says there is no parent, spawning and names
+//! fail with their error class (MPI_ERR_SPAWN, MPI_ERR_NAME / MPI_ERR_SERVICE) and a
+//! message saying why, after checking their arguments.
 
-use crate::comm::resolve;
+use crate::comm::{handle, resolve};
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::info;
-use crate::util::{in_string, out, slice};
+use crate::util::{in_string, out, out_string, slice};
+use crossmpi_core::dynamic;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::runtime;
+use std::os::fd::FromRawFd;
 use std::os::raw::{c_char, c_int};
 
 const FIXED: &str = "crossmpi jobs have a fixed set of processes, started by mpirun";
+
+/// `MPI_MAX_PORT_NAME`.
+const MAX_PORT_NAME: usize = 1024;
 
 fn spawn_error(function: &str) -> MpiError {
     MpiError::context(
         ErrorClass::Spawn,
         function,
         format!("cannot start processes: {FIXED} (start them all with mpirun -np N, or join clusters with mpirun -client)"),
-    )
-}
-
-fn port_error(function: &str, what: &str) -> MpiError {
-    MpiError::context(
-        ErrorClass::Port,
-        function,
-        format!("{what}: {FIXED}, so no process can connect to another job"),
     )
 }
 
@@ -47,6 +43,30 @@ fn check_comm(function: &str, comm: usize, root: c_int) -> MpiResult<()> {
             ));
         }
         Ok(())
+    })
+}
+
+/// The arguments of accept and connect, checked: the communicator and the port name
+/// (significant at the root only).
+fn rendezvous_args(
+    function: &str,
+    port_name: *const c_char,
+    info: usize,
+    root: c_int,
+    comm: usize,
+    newcomm: *mut usize,
+) -> MpiResult<(crossmpi_core::comm::CommId, String)> {
+    check_comm(function, comm, root)?;
+    info::read(function, "info", info, true)?;
+    out(function, "newcomm", newcomm, MPI_COMM_NULL)?;
+    runtime::with(function, |rt| {
+        let id = resolve(rt, function, comm)?;
+        let port = if rt.comm(function, id)?.rank == root as usize {
+            in_string(function, "port_name", port_name)?
+        } else {
+            String::new()
+        };
+        Ok((id, port))
     })
 }
 
@@ -94,7 +114,7 @@ export! {
                 return Err(MpiError::arg(ErrorClass::Comm, f, "comm", crate::handle::describe(h), "predefined communicators cannot be disconnected"));
             }
             let id = runtime::with(f, |rt| resolve(rt, f, h))?;
-            crossmpi_core::coll::barrier(f, id)
+            dynamic::disconnect(f, id)
         });
         if rc != MPI_SUCCESS {
             return rc;
@@ -136,7 +156,8 @@ export! {
         call(Scope::Process, || {
             info::read(f, "info", info, true)?;
             slice(f, "port_name", port_name as *const c_char, 1)?;
-            Err(port_error(f, "cannot open a port"))
+            let name = dynamic::open_port(f)?;
+            out_string(f, "port_name", port_name, std::ptr::null_mut(), &name, MAX_PORT_NAME)
         })
     }
 
@@ -144,40 +165,42 @@ export! {
         let f = "MPI_Close_port";
         call(Scope::Process, || {
             let name = in_string(f, "port_name", port_name)?;
-            Err(MpiError::arg(ErrorClass::Port, f, "port_name", name, "no port was opened (MPI_Open_port cannot open ports here)"))
+            dynamic::close_port(f, &name)
         })
     }
 
     fn MPI_Comm_accept / PMPI_Comm_accept(port_name: *const c_char, info: usize, root: c_int, comm: usize, newcomm: *mut usize) -> c_int {
         let f = "MPI_Comm_accept";
         call(Scope::Comm(comm), || {
-            check_comm(f, comm, root)?;
-            info::read(f, "info", info, true)?;
-            out(f, "newcomm", newcomm, MPI_COMM_NULL)?;
-            let _ = port_name;
-            Err(port_error(f, "cannot accept connections"))
+            let (id, port) = rendezvous_args(f, port_name, info, root, comm, newcomm)?;
+            let new = dynamic::accept(f, &port, id, root as usize)?;
+            out(f, "newcomm", newcomm, handle(f, Some(new))?)
         })
     }
 
     fn MPI_Comm_connect / PMPI_Comm_connect(port_name: *const c_char, info: usize, root: c_int, comm: usize, newcomm: *mut usize) -> c_int {
         let f = "MPI_Comm_connect";
         call(Scope::Comm(comm), || {
-            check_comm(f, comm, root)?;
-            info::read(f, "info", info, true)?;
-            out(f, "newcomm", newcomm, MPI_COMM_NULL)?;
-            let _ = port_name;
-            Err(port_error(f, "cannot connect"))
+            let (id, port) = rendezvous_args(f, port_name, info, root, comm, newcomm)?;
+            let new = dynamic::connect(f, &port, id, root as usize)?;
+            out(f, "newcomm", newcomm, handle(f, Some(new))?)
         })
     }
 
     fn MPI_Comm_join / PMPI_Comm_join(fd: c_int, intercomm: *mut usize) -> c_int {
         let f = "MPI_Comm_join";
         call(Scope::Process, || {
-            if fd < 0 {
-                return Err(MpiError::arg(ErrorClass::Arg, f, "fd", fd, "not a socket descriptor"));
-            }
             out(f, "intercomm", intercomm, MPI_COMM_NULL)?;
-            Err(port_error(f, "cannot join over a socket"))
+            // The socket stays the caller's: join talks over a duplicate.
+            // SAFETY: dup only reads the descriptor number; a bad one fails with EBADF.
+            let copy = unsafe { libc::dup(fd) };
+            if fd < 0 || copy < 0 {
+                return Err(MpiError::arg(ErrorClass::Arg, f, "fd", fd, "not an open descriptor"));
+            }
+            // SAFETY: `copy` is a descriptor this call just created and nothing else owns.
+            let stream = unsafe { std::net::TcpStream::from_raw_fd(copy) };
+            let new = dynamic::join(f, fd, stream)?;
+            out(f, "intercomm", intercomm, handle(f, Some(new))?)
         })
     }
 

@@ -51,7 +51,7 @@ pub struct ImpiJoined {
     pub external32: bool,
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
@@ -74,7 +74,7 @@ pub fn hostname() -> String {
 }
 
 /// IPv4 addresses of the interfaces that are up, loopback excluded.
-fn interface_addresses() -> Vec<IpAddr> {
+pub(crate) fn interface_addresses() -> Vec<IpAddr> {
     let mut out = Vec::new();
     let mut ifap: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills ifap with a list we free below with freeifaddrs.

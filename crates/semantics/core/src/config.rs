@@ -33,6 +33,9 @@ pub struct Config {
     pub tcp_port: u16,
     /// Seconds to wait for a TCP connection to a peer (`CROSSMPI_CONNECT_TIMEOUT`).
     pub connect_timeout_s: u64,
+    /// Seconds `MPI_Comm_accept` waits for a connector, and a root waits for the other
+    /// root's answers (`CROSSMPI_PORT_TIMEOUT`).
+    pub port_timeout_s: u64,
     /// The site of every world rank, for a flat job that spans sites
     /// (`CROSSMPI_SITE_OF`, comma-separated site indices in rank order).
     pub site_of: Option<Vec<u32>>,
@@ -95,6 +98,7 @@ impl Config {
             spin_us: env("CROSSMPI_SPIN_US", 0),
             tcp_port: env("CROSSMPI_TCP_PORT", 0),
             connect_timeout_s: env("CROSSMPI_CONNECT_TIMEOUT", 30),
+            port_timeout_s: env("CROSSMPI_PORT_TIMEOUT", 60),
             site_of: site_list(),
             impi_port: env("CROSSMPI_IMPI_PORT", 0),
             impi_join_timeout_s: env("CROSSMPI_IMPI_JOIN_TIMEOUT", 600),

@@ -238,7 +238,7 @@ pub fn agree(function: &str, comm: CommId) -> MpiResult<u64> {
 }
 
 /// `MPI_Intercomm_merge`: one intracommunicator of both groups, the `high = false`
-/// side first (equal `high`: the side holding the lower world rank first).
+/// side first (equal `high`: the side whose leader has the lower process key first).
 pub fn merge(function: &str, comm: CommId, high: bool) -> MpiResult<CommId> {
     let tag = internal_tag(1);
     let sides = Sides::of(function, comm, tag)?;
@@ -247,8 +247,11 @@ pub fn merge(function: &str, comm: CommId, high: bool) -> MpiResult<CommId> {
     })?;
     let theirs_high = sides.swap(function, tag, u64::from(high))? != 0;
     let local = &sides.local;
+    // Keys, not indices: processes of another job have different indices on each side.
     let local_first = if high == theirs_high {
-        local.members[0] < remote.members[0]
+        runtime::with(function, |rt| {
+            Ok(rt.dynamic.key_of(local.members[0]) < rt.dynamic.key_of(remote.members[0]))
+        })?
     } else {
         !high
     };

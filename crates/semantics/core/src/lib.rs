@@ -11,6 +11,7 @@ pub mod coll;
 pub mod comm;
 pub mod comm_ops;
 pub mod config;
+pub mod dynamic;
 pub mod error;
 pub mod external;
 pub mod group;

@@ -52,6 +52,8 @@ pub struct Runtime {
     pub bsend_buffer: Option<crate::p2p::BsendBuffer>,
     /// Nonblocking collectives in progress.
     pub colls: crate::coll::sched::Active,
+    /// Ports, and the processes of other jobs in the process table.
+    pub dynamic: crate::dynamic::Dynamic,
     wait_policy: WaitPolicy,
 }
 
@@ -340,7 +342,20 @@ impl Runtime {
             topology: None,
             hints: BTreeMap::new(),
         });
+        let job = match pmi.as_ref() {
+            Some(p) => crate::bootstrap::fnv1a(p.kvsname().as_bytes()),
+            None => crate::bootstrap::fnv1a(
+                format!(
+                    "{}/{}/{:?}",
+                    bootstrap::node_identity(),
+                    std::process::id(),
+                    std::time::SystemTime::now()
+                )
+                .as_bytes(),
+            ),
+        };
         Runtime {
+            dynamic: crate::dynamic::Dynamic::new(job, size),
             wait_policy: WaitPolicy::new(cfg.spin_us, local_ranks, cpus),
             cfg,
             rank,

@@ -127,6 +127,32 @@ impl TcpRoute {
         })
     }
 
+    /// A route without peers, for a process that reaches other jobs' processes only.
+    pub fn empty() -> Result<TcpRoute, String> {
+        Ok(TcpRoute {
+            links: Vec::new(),
+            epoll: crate::progress::Epoll::new().map_err(|e| e.to_string())?,
+            peers: Vec::new(),
+        })
+    }
+
+    /// Adds the connection to process `w` (a process of another job, `MPI_Comm_accept`
+    /// and the like).
+    pub fn attach(&mut self, w: u32, conn: Connection) -> Result<(), String> {
+        self.epoll.add(conn.fd()).map_err(|e| e.to_string())?;
+        if self.links.len() <= w as usize {
+            self.links.resize_with(w as usize + 1, || None);
+        }
+        self.links[w as usize] = Some(Link {
+            conn,
+            tx: None,
+            rx: None,
+            closed: false,
+        });
+        self.peers.push(w);
+        Ok(())
+    }
+
     /// A descriptor that becomes readable when any TCP socket of this route has news.
     pub fn wait_fd(&self) -> i32 {
         self.epoll.fd()
