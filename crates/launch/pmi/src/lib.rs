@@ -15,6 +15,7 @@ mod client;
 pub mod client_machine;
 mod error;
 pub mod server;
+pub mod spawn;
 pub mod wire;
 
 pub use client::Client;
