@@ -90,7 +90,7 @@ static int child(int argc, char **argv, MPI_Comm parent) {
   MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
   CHECK(flag, "a spawned process has MPI_APPNUM");
   MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag));
-  CHECK(flag && *universe >= 1, "MPI_UNIVERSE_SIZE %d", flag ? *universe : -1);
+  CHECK(!flag || *universe >= 1, "MPI_UNIVERSE_SIZE %d", *universe); /* unknown under Hydra */
   const char *role = argc > 1 ? argv[1] : "";
   if (strcmp(role, "child") == 0) {
     /* argv: child N "two words" */
