@@ -345,55 +345,44 @@ impl Client {
 
     /// Publishes `port` under `service` in the launcher's name service.
     pub fn publish_name(&mut self, service: &str, port: &str) -> Result<(), Error> {
-        let request = Command::PublishName {
+        self.name_call(Command::PublishName {
             service: service.into(),
             port: port.into(),
-        };
-        match self.call_line(request)? {
-            Command::PublishResult { rc: 0, .. } => Ok(()),
-            Command::PublishResult { rc, msg } => {
-                Err(Error::new("publish_name", format!("rc={rc} {msg}")))
-            }
-            other => Err(Error::new(
-                "publish_name",
-                format!("unexpected reply cmd={}", other.name()),
-            )),
-        }
+        })
+        .map(drop)
     }
 
     /// Removes `service` from the launcher's name service.
     pub fn unpublish_name(&mut self, service: &str) -> Result<(), Error> {
-        let request = Command::UnpublishName {
+        self.name_call(Command::UnpublishName {
             service: service.into(),
-        };
-        match self.call_line(request)? {
-            Command::UnpublishResult { rc: 0, .. } => Ok(()),
-            Command::UnpublishResult { rc, msg } => {
-                Err(Error::new("unpublish_name", format!("rc={rc} {msg}")))
-            }
-            other => Err(Error::new(
-                "unpublish_name",
-                format!("unexpected reply cmd={}", other.name()),
-            )),
-        }
+        })
+        .map(drop)
     }
 
     /// The port published under `service`.
     pub fn lookup_name(&mut self, service: &str) -> Result<String, Error> {
-        let request = Command::LookupName {
+        self.name_call(Command::LookupName {
             service: service.into(),
-        };
+        })?
+        .ok_or_else(|| Error::new("lookup_name", "the launcher sent no port".into()))
+    }
+
+    /// One name-service request; the port of a successful lookup.
+    fn name_call(&mut self, request: Command) -> Result<Option<String>, Error> {
+        let name = request.name();
         match self.call_line(request)? {
-            Command::LookupResult {
-                rc: 0,
-                port: Some(p),
-                ..
-            } => Ok(p),
-            Command::LookupResult { rc, msg, .. } => {
-                Err(Error::new("lookup_name", format!("rc={rc} {msg}")))
+            Command::PublishResult { rc: 0, .. } | Command::UnpublishResult { rc: 0, .. } => {
+                Ok(None)
+            }
+            Command::LookupResult { rc: 0, port, .. } => Ok(port),
+            Command::PublishResult { rc, msg }
+            | Command::UnpublishResult { rc, msg }
+            | Command::LookupResult { rc, msg, .. } => {
+                Err(Error::new(name, format!("rc={rc} {msg}")))
             }
             other => Err(Error::new(
-                "lookup_name",
+                name,
                 format!("unexpected reply cmd={}", other.name()),
             )),
         }

@@ -13,6 +13,26 @@ const MAX_SERVICE: usize = 256;
 /// Longest port name (`MPI_MAX_PORT_NAME`).
 const MAX_PORT: usize = 1024;
 
+/// The launcher carries names and ports as single words of a line.
+fn check_word(
+    function: &str,
+    class: ErrorClass,
+    arg: &str,
+    value: &str,
+    max: usize,
+) -> MpiResult<()> {
+    if is_token(value) && value.len() <= max {
+        return Ok(());
+    }
+    Err(MpiError::arg(
+        class,
+        function,
+        arg,
+        format!("{value:?}"),
+        format!("must be 1 to {max} bytes without spaces, tabs or newlines"),
+    ))
+}
+
 fn with_service<R>(
     function: &str,
     class: ErrorClass,
@@ -20,15 +40,13 @@ fn with_service<R>(
     f: impl FnOnce(&mut Client) -> Result<R, crossmpi_pmi::Error>,
 ) -> MpiResult<R> {
     let err = |why: String| MpiError::arg(class, function, "service_name", service, why);
-    if !is_token(service) || service.len() > MAX_SERVICE {
-        return Err(MpiError::arg(
-            ErrorClass::Name,
-            function,
-            "service_name",
-            format!("{service:?}"),
-            format!("must be 1 to {MAX_SERVICE} bytes without spaces, tabs or newlines"),
-        ));
-    }
+    check_word(
+        function,
+        ErrorClass::Name,
+        "service_name",
+        service,
+        MAX_SERVICE,
+    )?;
     runtime::with(function, |rt| match rt.pmi.as_mut() {
         None => Err(err(
             "no name service: this process runs as a singleton, without mpirun".into(),
@@ -38,15 +56,7 @@ fn with_service<R>(
 }
 
 pub fn publish(function: &str, service: &str, port: &str) -> MpiResult<()> {
-    if !is_token(port) || port.len() > MAX_PORT {
-        return Err(MpiError::arg(
-            ErrorClass::Port,
-            function,
-            "port_name",
-            format!("{port:?}"),
-            format!("must be 1 to {MAX_PORT} bytes without spaces, tabs or newlines"),
-        ));
-    }
+    check_word(function, ErrorClass::Port, "port_name", port, MAX_PORT)?;
     with_service(function, ErrorClass::Name, service, |p| {
         p.publish_name(service, port)
     })
