@@ -1,5 +1,5 @@
 // ranks: 2 4
-// impi: skip the name service is mpirun's, not an IMPI cluster's
+// impi: skip names are scoped to one mpirun, and each IMPI cluster has its own; the test also spawns
 /* The name service: the lower half of MPI_COMM_WORLD opens a port and publishes it
  * under a service name, the upper half looks the name up and connects; the halves
  * exchange messages over the intercommunicator, then the name is unpublished and can

@@ -1,5 +1,5 @@
 // ranks: 1 2
-// impi: skip spawned jobs are started by crossmpi's mpirun, not by an IMPI cluster's
+// impi: skip a multi-cluster (IMPI) job cannot spawn (MPI_ERR_SPAWN)
 /* MPI_Comm_spawn and MPI_Comm_spawn_multiple: the program spawns itself (a child
  * knows its role from argv[1]). Spawns of 1 and 3 children with argv; the parents and
  * children talk point to point and through collectives over the intercommunicator,

@@ -2,7 +2,7 @@
 // args: abort die
 // expect: exit=nonzero within=5
 // expect-crossmpi: output~"rank 1 of spawned job 1"
-// impi: skip spawned jobs are started by crossmpi's mpirun, not by an IMPI cluster's
+// impi: skip a multi-cluster (IMPI) job cannot spawn (MPI_ERR_SPAWN)
 /* A spawned process that ends badly ends the whole job, parents included, as any rank
  * does: the parents spawn 2 children and block receiving from child 1, which calls
  * MPI_Abort ("abort") or kills itself with SIGKILL ("die"). The job must end within a

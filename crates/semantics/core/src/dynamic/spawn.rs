@@ -44,28 +44,35 @@ pub fn spawn(
     let rank = runtime::with(function, |rt| Ok(rt.comm(function, comm)?.rank))?;
     let mut port = String::new();
     let mut root_error = None;
+    // The root broadcasts its outcome: nothing when the children are starting, else
+    // its error's text, which the other members report.
     let at_root = (rank == root).then(|| {
         let started = commands().and_then(|cmds| {
             port = open_port(function)?;
             launch(function, &cmds, &port)
         });
-        match started {
-            Ok(()) => Ok(Vec::new()),
-            Err(e) => {
-                if !port.is_empty() {
-                    let _ = close_port(function, &port);
-                }
-                let why = e.to_string();
-                root_error = Some(e);
-                Err(why)
+        if let Err(e) = started {
+            if !port.is_empty() {
+                let _ = close_port(function, &port);
             }
+            let why = e.to_string().into_bytes();
+            root_error = Some(e);
+            return Ok(why);
         }
+        Ok(Vec::new())
     });
-    if let Err(why) = bcast_outcome(function, comm, root, at_root)? {
+    let why = match bcast_outcome(function, comm, root, at_root)? {
+        Ok(why) => why,
+        Err(e) => e.into_bytes(),
+    };
+    if !why.is_empty() {
         return Err(root_error.unwrap_or_else(|| {
             spawn_err(
                 function,
-                format!("the root (rank {root}) could not spawn: {why}"),
+                format!(
+                    "the root (rank {root}) could not spawn: {}",
+                    String::from_utf8_lossy(&why)
+                ),
             )
         }));
     }
@@ -95,6 +102,12 @@ fn launch(function: &str, commands: &[SpawnCommand], port: &str) -> MpiResult<()
         .collect();
     runtime::with(function, |rt| {
         match rt.pmi.as_mut() {
+        // The children would inherit the cluster's IMPI settings and try to join the
+        // IMPI job as one more client, which the IMPI server refuses.
+        Some(_) if rt.impi.is_some() => Err(spawn_err(
+            function,
+            "spawning is not supported in a multi-cluster (IMPI) job",
+        )),
         None => Err(spawn_err(
             function,
             "this process was not started by a launcher (it runs as a singleton); start it with mpirun to spawn",
