@@ -8,7 +8,9 @@
  * MPI_UNIVERSE_SIZE; the parents have no parent. spawn_multiple starts two commands
  * with different argv; a child spawns a grandchild (nested spawn); errors: a missing
  * program, maxprocs 0 and a NULL command fail with MPI_ERR_SPAWN at every parent and
- * the message names the function and the argument. */
+ * the message names the function and the argument. With arguments "host HOSTS" only the
+ * spawn of 3 is done, with info "host" = HOSTS (tests/suites/dynamic.sh runs it so,
+ * with a launch agent). */
 #include "common.h"
 
 static int class_of(int rc) {
@@ -135,13 +137,20 @@ static int child(int argc, char **argv, MPI_Comm parent) {
   return 0;
 }
 
-static void spawn_children(const char *self, int n) {
+/* Spawns n children (on `host` when not NULL: an info "host" value). */
+static void spawn_children(const char *self, int n, const char *host) {
   char nbuf[16];
   snprintf(nbuf, sizeof nbuf, "%d", n);
   char *cargv[] = {"child", nbuf, "two words", NULL};
   int errcodes[3] = {-1, -1, -1};
   MPI_Comm inter;
-  MPI_OK(MPI_Comm_spawn(self, cargv, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errcodes));
+  MPI_Info info = MPI_INFO_NULL;
+  if (host) {
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "host", host));
+  }
+  MPI_OK(MPI_Comm_spawn(self, cargv, n, info, 0, MPI_COMM_WORLD, &inter, errcodes));
+  if (host) MPI_OK(MPI_Info_free(&info));
   for (int i = 0; i < n; i++) CHECK(errcodes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, errcodes[i]);
   exercise(inter, 1, t_size, n);
   MPI_OK(MPI_Comm_disconnect(&inter));
@@ -225,8 +234,14 @@ int main(int argc, char **argv) {
   if (parent != MPI_COMM_NULL) return child(argc, argv, parent);
   t_setup("dyn_spawn");
   MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-  spawn_children(argv[0], 1);
-  spawn_children(argv[0], 3);
+  if (argc > 2 && strcmp(argv[1], "host") == 0) {
+    /* tests/suites/dynamic.sh: children on another host, through the launch agent. */
+    spawn_children(argv[0], 3, argv[2]);
+    t_finish();
+    return 0;
+  }
+  spawn_children(argv[0], 1, NULL);
+  spawn_children(argv[0], 3, NULL);
   spawn_two_commands(argv[0]);
   spawn_nested(argv[0]);
   spawn_errors();
