@@ -491,6 +491,25 @@ fn hydra_starts_crossmpi_ranks() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(9));
+    // Hydra serves crossmpi's spawn request (preput key, a job of its own) and names.
+    let o = Command::new(hydra)
+        .args([
+            "-n", "2", PROBE, "@1", "spawn", "2", "cwd", "@0", "publish", "s", "p",
+        ])
+        .args(["fence", "@1", "lookup", "s"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for want in [
+        "rank 1: spawned 2",
+        "rank 0 of 2: exchange ok",
+        "rank 1: PARENT=from-1",
+        "rank 1: lookup s: Ok(\"p\")",
+    ] {
+        assert!(out.contains(want), "lacks {want:?}: {out}");
+    }
 }
 
 #[test]
