@@ -7,8 +7,9 @@
  * MPI_Comm_get_parent, their own MPI_COMM_WORLD, MPI_APPNUM (the command's index) and
  * MPI_UNIVERSE_SIZE; the parents have no parent. spawn_multiple starts two commands
  * with different argv; a child spawns a grandchild (nested spawn); errors: a missing
- * program, maxprocs 0 and a NULL command fail with MPI_ERR_SPAWN at every parent and
- * the message names the function and the argument. With arguments "host HOSTS" only the
+ * program, maxprocs 0, a NULL command and a missing wdir fail with MPI_ERR_SPAWN at every
+ * parent, the message names the function and the argument, and the root's
+ * array_of_errcodes says MPI_ERR_SPAWN for each process it asked for. With arguments "host HOSTS" only the
  * spawn of 3 is done, with info "host" = HOSTS (tests/suites/dynamic.sh runs it so,
  * with a launch agent). */
 #include "common.h"
@@ -209,10 +210,13 @@ static void expect_spawn_error(int rc, MPI_Comm inter, const char *what) {
 
 static void spawn_errors(void) {
   MPI_Comm inter = MPI_COMM_NULL;
-  int err[2];
-  int rc = MPI_Comm_spawn("./no-such-program", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0,
+  int err[2] = {-1, -1};
+  int rc = MPI_Comm_spawn("./no-such-program", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0,
                           MPI_COMM_WORLD, &inter, err);
   expect_spawn_error(rc, inter, "no-such-program");
+  if (t_rank == 0)
+    CHECK_CROSSMPI(class_of(err[0]) == MPI_ERR_SPAWN && class_of(err[1]) == MPI_ERR_SPAWN,
+                   "errcodes of a refused spawn: %d %d", err[0], err[1]);
   rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, t_rank == 0 ? 0 : 1, MPI_INFO_NULL, 0,
                       MPI_COMM_WORLD, &inter, err);
   expect_spawn_error(rc, inter, "maxprocs");

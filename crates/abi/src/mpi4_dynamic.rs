@@ -124,8 +124,9 @@ fn spawn_command(
     })
 }
 
-/// Spawns, stores the intercommunicator and fills `array_of_errcodes` (one code per
-/// child, at every member).
+/// Spawns, stores the intercommunicator and fills `array_of_errcodes`: `MPI_SUCCESS` for
+/// every child at every member, or `MPI_ERR_SPAWN` for every requested process at the
+/// root when the spawn failed after its arguments were found valid.
 fn spawn_and_report(
     function: &str,
     commands: impl FnOnce() -> MpiResult<Vec<SpawnCommand>>,
@@ -137,15 +138,32 @@ fn spawn_and_report(
     check_comm(function, comm, root)?;
     out(function, "intercomm", intercomm, MPI_COMM_NULL)?;
     let id = runtime::with(function, |rt| resolve(rt, function, comm))?;
-    let new = dynamic::spawn::spawn(function, commands, id, root as usize)?;
-    if !errcodes.is_null() {
-        let children = runtime::with(function, |rt| {
-            Ok(rt.comm(function, new)?.peer_group().members.len())
-        })?;
-        // SAFETY: a non-null array_of_errcodes holds one int per spawned process (C ABI
-        // contract); `children` is that number.
-        unsafe { std::slice::from_raw_parts_mut(errcodes, children) }.fill(MPI_SUCCESS);
-    }
+    let mut requested = None;
+    let counted = || {
+        let cmds = commands()?;
+        requested = Some(cmds.iter().map(|c| c.maxprocs).sum::<usize>());
+        Ok(cmds)
+    };
+    let fill = |n: usize, code: c_int| {
+        if !errcodes.is_null() {
+            // SAFETY: a non-null array_of_errcodes holds one int per process the call
+            // starts or, at the root, asks for (C ABI contract); `n` is that number.
+            unsafe { std::slice::from_raw_parts_mut(errcodes, n) }.fill(code);
+        }
+    };
+    let new = match dynamic::spawn::spawn(function, counted, id, root as usize) {
+        Ok(new) => new,
+        Err(e) => {
+            if let Some(n) = requested {
+                fill(n, MPI_ERR_SPAWN);
+            }
+            return Err(e);
+        }
+    };
+    let children = runtime::with(function, |rt| {
+        Ok(rt.comm(function, new)?.peer_group().members.len())
+    })?;
+    fill(children, MPI_SUCCESS);
     out(
         function,
         "intercomm",
