@@ -619,3 +619,20 @@ fn names_are_shared_by_the_ranks_of_one_mpirun() {
         assert!(out.contains(want), "lacks {want:?}: {out}");
     }
 }
+
+#[test]
+fn names_are_not_seen_by_another_mpirun() {
+    let publisher = Command::new(MPIRUN)
+        .args(["-n", "1", PROBE, "publish", "scoped", "p", "sleep", "1500"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .spawn()
+        .unwrap();
+    let o = mpirun(&["-n", "1", PROBE, "sleep", "300", "lookup", "scoped"]);
+    let published = publisher.wait_with_output().unwrap();
+    assert!(text(&published.stdout).contains("publish scoped: Ok(())"));
+    let out = text(&o.stdout);
+    assert!(out.contains("lookup scoped: Err("), "{out}");
+}
