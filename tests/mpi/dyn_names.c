@@ -5,8 +5,9 @@
  * exchange messages over the intercommunicator, then the name is unpublished and can
  * no longer be found. A spawned child looks up a name its parent published (names are
  * visible to every process of the mpirun, spawned ones included) and connects to it.
- * Errors: looking up or unpublishing an unknown name (MPI_ERR_NAME, MPI_ERR_SERVICE),
- * publishing a name twice (MPI_ERR_NAME), each message naming the service. */
+ * Errors: looking up an unknown name (MPI_ERR_NAME), unpublishing one (MPI_ERR_SERVICE)
+ * and publishing a name twice (MPI_ERR_NAME) (the last two crossmpi only: Open MPI 4.1
+ * accepts both), each message naming the service. */
 #include "common.h"
 
 static int class_of(int rc) {
@@ -55,8 +56,12 @@ int main(int argc, char **argv) {
   if (server && t_rank == 0) {
     MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
     MPI_OK(MPI_Publish_name(service, MPI_INFO_NULL, port));
-    int rc = MPI_Publish_name(service, MPI_INFO_NULL, port);
-    expect_error(rc, MPI_ERR_NAME, "publishing twice", service);
+    /* What publishing a name twice does is the implementation's choice (Open MPI 4.1
+     * accepts it); crossmpi refuses. */
+    if (!t_peer()) {
+      int rc = MPI_Publish_name(service, MPI_INFO_NULL, port);
+      expect_error(rc, MPI_ERR_NAME, "publishing twice", service);
+    }
   }
   t_barrier(); /* published before anyone looks */
   if (server) {
@@ -83,8 +88,11 @@ int main(int argc, char **argv) {
   char found[MPI_MAX_PORT_NAME];
   int rc = MPI_Lookup_name(service, MPI_INFO_NULL, found);
   expect_error(rc, MPI_ERR_NAME, "looking up an unpublished name", service);
-  rc = MPI_Unpublish_name("dyn-names-never", MPI_INFO_NULL, "x");
-  expect_error(rc, MPI_ERR_SERVICE, "unpublishing an unknown name", "dyn-names-never");
+  /* MPI makes this an MPI_ERR_SERVICE error; Open MPI 4.1 returns success. */
+  if (!t_peer()) {
+    rc = MPI_Unpublish_name("dyn-names-never", MPI_INFO_NULL, "x");
+    expect_error(rc, MPI_ERR_SERVICE, "unpublishing an unknown name", "dyn-names-never");
+  }
   t_barrier();
 
   /* Every process spawns a child that finds the name its parent published. */

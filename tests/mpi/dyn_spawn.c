@@ -9,7 +9,8 @@
  * with different argv; a child spawns a grandchild (nested spawn); errors: a missing
  * program, maxprocs 0, a NULL command and a missing wdir fail with MPI_ERR_SPAWN at every
  * parent, the message names the function and the argument, and the root's
- * array_of_errcodes says MPI_ERR_SPAWN for each process it asked for. With arguments "host HOSTS" only the
+ * array_of_errcodes says MPI_ERR_SPAWN for each process it asked for (crossmpi only:
+ * Open MPI 4.1 ends the job instead). With arguments "host HOSTS" only the
  * spawn of 3 is done, with info "host" = HOSTS (tests/suites/dynamic.sh runs it so,
  * with a launch agent). */
 #include "common.h"
@@ -248,7 +249,8 @@ int main(int argc, char **argv) {
   spawn_children(argv[0], 3, NULL);
   spawn_two_commands(argv[0]);
   spawn_nested(argv[0]);
-  spawn_errors();
+  /* Open MPI 4.1 ends the whole job when a spawned program cannot be started. */
+  if (!t_peer()) spawn_errors();
   t_finish();
   return 0;
 }
