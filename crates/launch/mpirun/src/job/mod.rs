@@ -1,5 +1,6 @@
 //! One job from start to end: the poll loop that forwards output, serves PMI and
-//! watches for exits, and the teardown (starting the ranks is in `start`).
+//! watches for exits, and the teardown (starting the ranks is in `start`, the jobs that
+//! ranks spawn in `spawn`).
 
 mod spawn;
 mod start;
