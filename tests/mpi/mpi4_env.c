@@ -3,8 +3,9 @@
  * class with a live code cannot go; removed values are no longer error codes),
  * MPI_Get_hw_resource_info, MPI_Abi_get_info (type sizes), MPI_Abi_get/set_fortran_info
  * and _booleans, MPI_Type_create_f90_integer/real/complex (the kind with the requested
- * precision and range), and the dynamic-process calls of a job with a fixed process
- * set: no parent, MPI_Comm_disconnect frees, spawn/ports/names fail with their classes. */
+ * precision and range), and the dynamic-process calls in processes that were not
+ * spawned: no parent, MPI_Comm_disconnect frees, spawning a missing program, an unknown
+ * name and a bad root fail with their classes. */
 #include "common.h"
 
 static int class_of(int rc) {
@@ -122,7 +123,7 @@ static void dynamic(void) {
   MPI_OK(MPI_Comm_disconnect(&dup));
   CHECK(dup == MPI_COMM_NULL, "Comm_disconnect left the handle");
   int errs[2];
-  int rc = MPI_Comm_spawn("true", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+  int rc = MPI_Comm_spawn("./no-such-program-here", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
   CHECK(class_of(rc) == MPI_ERR_SPAWN && inter == MPI_COMM_NULL, "spawn: class %d", class_of(rc));
   char msg[MPI_MAX_ERROR_STRING];
   int len;

@@ -2,12 +2,13 @@
 # Dynamic processes between independently started jobs: two mpiruns on this machine
 # connect through a port (tests/mpi/dyn_port.c accept/connect) or a socket
 # (tests/mpi/dyn_join.c listen/connect), with the default transports and with
-# CROSSMPI_TRANSPORT=tcp. The single-job cases are in tests/mpi (run.sh).
+# CROSSMPI_TRANSPORT=tcp; and one mpirun spawning children on another host name
+# (127.0.0.2) through a launch agent. The single-job cases are in tests/mpi (run.sh).
 set -uo pipefail
 prefix=$(cd "${1:?usage: dynamic.sh PREFIX}" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="$root/build/tests/dynamic"; mkdir -p "$build"
-for t in dyn_port dyn_join; do
+for t in dyn_port dyn_join dyn_spawn; do
   "$prefix/bin/mpicc" -O1 -I"$root/tests/mpi" "$root/tests/mpi/$t.c" -o "$build/$t" || exit 1
 done
 passed=0; failed=0
@@ -36,6 +37,21 @@ for mode in auto tcp; do
     pair "ports accept n=$1 connect n=$2 $mode" "$mode" dyn_port accept "$1" connect "$2"
   done
   pair "join $mode" "$mode" dyn_join listen 1 connect 2
+done
+# Spawning onto "another host" (127.0.0.2) through a launch agent that, like ssh would
+# there, runs the command here; the children reach mpirun's PMI over TCP.
+agent="$build/agent.sh"
+printf '#!/bin/sh\nshift\nexec "$@"\n' >"$agent"; chmod +x "$agent"
+for mode in auto tcp; do
+  for np in 1 2; do
+    out="$build/spawn-host.$mode.$np.out"
+    if CROSSMPI_TRANSPORT=$mode timeout 90 "$prefix/bin/mpirun" --launch-agent "$agent" -np "$np" \
+         "$build/dyn_spawn" host 127.0.0.2:2 >"$out" 2>&1 && grep -q "^OK dyn_spawn" "$out"; then
+      echo "PASS spawn on host 127.0.0.2 n=$np $mode"; passed=$((passed + 1))
+    else
+      echo "FAIL spawn on host 127.0.0.2 n=$np $mode:"; sed 's/^/    | /' "$out"; failed=$((failed + 1))
+    fi
+  done
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

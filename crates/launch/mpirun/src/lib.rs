@@ -48,6 +48,9 @@ fn plan(options: &Options, wdir: &std::path::Path) -> Vec<RankPlan> {
                 appnum: appnum as i32,
                 program: program.clone(),
                 args: app.argv[1..].to_vec(),
+                wdir: wdir.to_path_buf(),
+                job: 0,
+                rank: plans.len(),
             });
         }
     }

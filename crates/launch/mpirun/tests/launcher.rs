@@ -491,6 +491,25 @@ fn hydra_starts_crossmpi_ranks() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(9));
+    // Hydra serves crossmpi's spawn request (preput key, a job of its own) and names.
+    let o = Command::new(hydra)
+        .args([
+            "-n", "2", PROBE, "@1", "spawn", "2", "cwd", "@0", "publish", "s", "p",
+        ])
+        .args(["fence", "@1", "lookup", "s"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for want in [
+        "rank 1: spawned 2",
+        "rank 0 of 2: exchange ok",
+        "rank 1: PARENT=from-1",
+        "rank 1: lookup s: Ok(\"p\")",
+    ] {
+        assert!(out.contains(want), "lacks {want:?}: {out}");
+    }
 }
 
 #[test]
@@ -509,4 +528,111 @@ fn hostile_pmi_input_drops_only_that_connection() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn spawned_jobs_get_their_own_key_space_and_output() {
+    let o = mpirun(&["-n", "2", "-l", PROBE, "@1", "spawn", "3", "cwd"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut lines = stdout_lines(&o);
+    lines.sort();
+    let cwd = std::env::current_dir().unwrap();
+    let mut want = vec![
+        "[0] rank 0 of 2: exchange ok, appnum 0".to_string(),
+        "[1] rank 1 of 2: exchange ok, appnum 0".to_string(),
+        "[1] rank 1: spawned 3".to_string(),
+    ];
+    // Spawned processes are numbered after the first job's ranks (2, 3, 4).
+    for r in 0..3 {
+        want.push(format!("[{}] rank {r} of 3: exchange ok, appnum 0", r + 2));
+        want.push(format!("[{}] rank {r}: PARENT=from-1", r + 2));
+        want.push(format!("[{}] rank {r}: cwd={}", r + 2, cwd.display()));
+    }
+    want.sort();
+    assert_eq!(lines, want);
+}
+
+#[test]
+fn a_failing_spawned_process_ends_the_job_and_bad_spawns_are_refused() {
+    let t0 = Instant::now();
+    let o = mpirun(&["-n", "2", PROBE, "@0", "spawn", "2", "crash", "hang"]);
+    assert_eq!(o.status.code(), Some(128 + 6), "{}", text(&o.stderr));
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("of spawned job 1") && err.contains("SIGABRT"),
+        "{err}"
+    );
+    for pid in hung_pids(&o) {
+        assert!(!pid_alive(pid), "pid {pid} survived the teardown");
+    }
+
+    let o = mpirun(&["-n", "1", PROBE, "spawn-missing"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("spawn refused") && out.contains("/no/such/program"),
+        "{out}"
+    );
+}
+
+#[test]
+fn names_are_shared_by_the_ranks_of_one_mpirun() {
+    let o = mpirun(&[
+        "-n",
+        "2",
+        PROBE,
+        "@0",
+        "publish",
+        "svc",
+        "port-1",
+        "fence",
+        "@1",
+        "lookup",
+        "svc",
+        "@1",
+        "publish",
+        "svc",
+        "port-2",
+        "fence",
+        "@0",
+        "unpublish",
+        "svc",
+        "fence",
+        "@1",
+        "lookup",
+        "svc",
+        "@1",
+        "unpublish",
+        "svc",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for want in [
+        "rank 0: publish svc: Ok(())",
+        "rank 1: lookup svc: Ok(\"port-1\")",
+        "rank 1: publish svc: Err(",
+        "rank 0: unpublish svc: Ok(())",
+        "rank 1: lookup svc: Err(",
+        "rank 1: unpublish svc: Err(",
+    ] {
+        assert!(out.contains(want), "lacks {want:?}: {out}");
+    }
+}
+
+#[test]
+fn names_are_not_seen_by_another_mpirun() {
+    let publisher = Command::new(MPIRUN)
+        .args(["-n", "1", PROBE, "publish", "scoped", "p", "sleep", "1500"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .spawn()
+        .unwrap();
+    let o = mpirun(&["-n", "1", PROBE, "sleep", "300", "lookup", "scoped"]);
+    let published = publisher.wait_with_output().unwrap();
+    assert!(text(&published.stdout).contains("publish scoped: Ok(())"));
+    let out = text(&o.stdout);
+    assert!(out.contains("lookup scoped: Err("), "{out}");
 }

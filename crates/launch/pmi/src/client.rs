@@ -3,7 +3,8 @@
 
 use crate::client_machine::{ClientMachine, Reply};
 use crate::error::Error;
-use crate::wire::{is_token, Command};
+use crate::spawn::SpawnSegment;
+use crate::wire::{is_token, one_word, Command};
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::os::fd::{FromRawFd, RawFd};
@@ -175,16 +176,21 @@ impl Client {
 
     /// Sends one request and blocks until its whole reply has arrived.
     fn call(&mut self, request: Command) -> Result<Reply, Error> {
-        let name = request.name();
         let mut out = Vec::new();
         self.machine.start(&request, &mut out)?;
+        self.send_and_wait(request.name(), out)
+            .map(|r| r.unwrap_or(Reply::Line(request)))
+    }
+
+    /// Writes `out` and, when the machine waits for a reply, blocks until it is whole.
+    fn send_and_wait(&mut self, name: &'static str, out: Vec<u8>) -> Result<Option<Reply>, Error> {
         self.stream
             .write_all(&out)
             .map_err(|e| Error::new(name, format!("cannot write to the launcher: {e}")))?;
         let mut buf = [0u8; 4096];
         while self.machine.is_waiting() {
             if let Some(reply) = self.machine.poll_reply()? {
-                return Ok(reply);
+                return Ok(Some(reply));
             }
             match self.stream.read(&mut buf) {
                 Ok(0) => {
@@ -203,7 +209,7 @@ impl Client {
                 }
             }
         }
-        Ok(Reply::Line(request))
+        Ok(None)
     }
 
     fn call_line(&mut self, request: Command) -> Result<Command, Error> {
@@ -315,23 +321,77 @@ impl Client {
         }
     }
 
+    /// Asks the launcher to start the processes of `segments` (one per command, numbered
+    /// 1..=n of n) as a new job; returns once the launcher says it started them.
+    pub fn spawn(&mut self, segments: &[SpawnSegment]) -> Result<(), Error> {
+        let mut reply = None;
+        for s in segments {
+            let mut out = Vec::new();
+            self.machine.start_spawn(s, &mut out)?;
+            reply = self.send_and_wait("spawn", out)?;
+        }
+        match reply {
+            Some(Reply::Line(Command::SpawnResult { rc: 0, .. })) => Ok(()),
+            Some(Reply::Line(Command::SpawnResult { rc, msg })) => Err(Error::new(
+                "spawn",
+                format!("the launcher did not start the processes (rc={rc}): {msg}"),
+            )),
+            _ => Err(Error::new(
+                "spawn",
+                "the launcher did not answer the spawn request".into(),
+            )),
+        }
+    }
+
+    /// Publishes `port` under `service` in the launcher's name service.
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<(), Error> {
+        self.name_call(Command::PublishName {
+            service: service.into(),
+            port: port.into(),
+        })
+        .map(drop)
+    }
+
+    /// Removes `service` from the launcher's name service.
+    pub fn unpublish_name(&mut self, service: &str) -> Result<(), Error> {
+        self.name_call(Command::UnpublishName {
+            service: service.into(),
+        })
+        .map(drop)
+    }
+
+    /// The port published under `service`.
+    pub fn lookup_name(&mut self, service: &str) -> Result<String, Error> {
+        self.name_call(Command::LookupName {
+            service: service.into(),
+        })?
+        .ok_or_else(|| Error::new("lookup_name", "the launcher sent no port".into()))
+    }
+
+    /// One name-service request; the port of a successful lookup.
+    fn name_call(&mut self, request: Command) -> Result<Option<String>, Error> {
+        let name = request.name();
+        match self.call_line(request)? {
+            Command::PublishResult { rc: 0, .. } | Command::UnpublishResult { rc: 0, .. } => {
+                Ok(None)
+            }
+            Command::LookupResult { rc: 0, port, .. } => Ok(port),
+            Command::PublishResult { rc, msg }
+            | Command::UnpublishResult { rc, msg }
+            | Command::LookupResult { rc, msg, .. } => {
+                Err(Error::new(name, format!("rc={rc} {msg}")))
+            }
+            other => Err(Error::new(
+                name,
+                format!("unexpected reply cmd={}", other.name()),
+            )),
+        }
+    }
+
     /// Tells the launcher to end the whole job with exit status `code`. The message
     /// travels as one word (spaces become `_`, at most 256 bytes); the launcher prints it.
     pub fn abort(&mut self, code: i32, message: &str) -> Result<(), Error> {
-        let word: String = message
-            .chars()
-            .map(|c| {
-                if c.is_whitespace() || c == '\0' {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .scan(0usize, |len, c| {
-                *len += c.len_utf8();
-                (*len <= 256).then_some(c)
-            })
-            .collect();
+        let word = one_word(message);
         let message = (!word.is_empty()).then_some(word);
         self.call(Command::Abort { code, message }).map(drop)
     }

@@ -4,6 +4,7 @@
 //! [`ClientMachine::receive`], and polls for the reply.
 
 use crate::error::Error;
+use crate::spawn::SpawnSegment;
 use crate::wire::{Command, LineBuffer, SetKey};
 
 /// A complete answer to the pending request.
@@ -45,6 +46,9 @@ fn expected_reply(request: &Command) -> Result<Option<&'static str>, &'static st
         Command::BarrierIn => "barrier_out",
         Command::Get { .. } => "get_result",
         Command::Finalize => "finalize_ack",
+        Command::PublishName { .. } => "publish_result",
+        Command::UnpublishName { .. } => "unpublish_result",
+        Command::LookupName { .. } => "lookup_result",
         Command::Abort { .. } => return Ok(None),
         _ => return Err("is a response, not a request"),
     }))
@@ -64,6 +68,28 @@ impl ClientMachine {
         request
             .emit(out)
             .map_err(|e| Error::new(name, e.to_string()))?;
+        self.wait_for(name, expect);
+        Ok(())
+    }
+
+    /// Encodes one segment of a spawn into `out`; the last one waits for the
+    /// `spawn_result` that answers the whole request.
+    pub fn start_spawn(&mut self, segment: &SpawnSegment, out: &mut Vec<u8>) -> Result<(), Error> {
+        if let Some(p) = &self.pending {
+            return Err(Error::new(
+                "spawn",
+                format!("cmd={} is still waiting for its reply", p.request),
+            ));
+        }
+        segment
+            .emit(out)
+            .map_err(|e| Error::new("spawn", e.to_string()))?;
+        let last = segment.number == segment.total;
+        self.wait_for("spawn", last.then_some("spawn_result"));
+        Ok(())
+    }
+
+    fn wait_for(&mut self, name: &'static str, expect: Option<&'static str>) {
         self.pending = expect.map(|expect| Pending {
             request: name,
             expect,
@@ -72,7 +98,6 @@ impl ClientMachine {
             size: None,
             rank: None,
         });
-        Ok(())
     }
 
     /// Whether a request is waiting for its reply.

@@ -3,7 +3,9 @@
 //! This crate owns the protocol and nothing about processes:
 //! - [`wire`]: the line codec (`cmd=NAME key=value ...\n`), a never-panicking view
 //!   ([`wire::Fields`]) and the validated [`Command`];
-//! - [`server`]: the launcher's side for one job (KVS, barrier, abort), sans-IO;
+//! - [`server`]: the launcher's side for its first job and the jobs spawned from it (KVS,
+//!   barrier, abort, spawn requests, the name service), sans-IO;
+//! - [`spawn`]: the multi-line `mcmd=spawn` request;
 //! - [`client_machine`]: a rank's side, sans-IO;
 //! - [`Client`]: the blocking client the MPI library uses, over the socket the launcher
 //!   provides (`PMI_FD`, or `PMI_PORT` + `PMI_ID`).
@@ -15,6 +17,7 @@ mod client;
 pub mod client_machine;
 mod error;
 pub mod server;
+pub mod spawn;
 pub mod wire;
 
 pub use client::Client;

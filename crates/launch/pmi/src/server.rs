@@ -1,9 +1,16 @@
-//! The launcher's side of PMI-1 for one job, sans-IO: the caller feeds each connection's
-//! bytes in, sends what [`Server::poll_transmit`] hands out, and acts on the
-//! [`Event`]s (a rank initialized, finalized, aborted, or broke the protocol).
+//! The launcher's side of PMI-1, sans-IO: the caller feeds each connection's bytes in,
+//! sends what [`Server::poll_transmit`] hands out, and acts on the [`Event`]s (a process
+//! initialized, finalized, aborted, asked to spawn, or broke the protocol).
+//!
+//! One server serves every job of one launcher: the job it started with and the jobs its
+//! processes spawn (`mcmd=spawn`), each with its own key space, size, ranks and barrier.
+//! The launcher numbers all processes in one sequence (the first job's ranks first, then
+//! each spawned job's, see [`Server::add_job`]); events name processes by that number.
+//! The name service (`publish_name`, `lookup_name`, `unpublish_name`) is shared by all.
 
-use crate::wire::{Command, LineBuffer, SetKey};
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::spawn::{SpawnSegment, MAX_SEGMENT_LINES};
+use crate::wire::{one_word, Command, LineBuffer, SetKey};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// The limits the server advertises in `cmd=maxes` (Hydra's figures, so that a
 /// program tuned for Hydra fits).
@@ -13,8 +20,10 @@ pub const VALLEN_MAX: usize = 1024;
 /// Entries one rank may put: far above what an MPI library publishes (a few addresses),
 /// low enough that a runaway rank cannot exhaust the launcher's memory.
 pub const PUTS_PER_RANK_MAX: usize = 4096;
+/// Names the name service holds at most, for the same reason.
+pub const NAMES_MAX: usize = 4096;
 
-/// What the server knows about the job it serves.
+/// What the server knows about one job it serves.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub kvsname: String,
@@ -28,93 +37,138 @@ pub struct JobSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(pub usize);
 
-/// Something the launcher must act on.
+/// Something the launcher must act on. `process` is the launcher-wide process number
+/// (for the first job, the rank).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     Initialized {
-        rank: usize,
+        process: usize,
     },
     Finalized {
-        rank: usize,
+        process: usize,
     },
-    /// The rank asked to end the whole job.
+    /// The process asked to end the whole job.
     Aborted {
-        rank: Option<usize>,
+        process: Option<usize>,
         code: i32,
         message: Option<String>,
+    },
+    /// The process asks for new processes; the launcher starts them (after
+    /// [`Server::add_job`]) or not, and answers with [`Server::answer_spawn`].
+    Spawn {
+        conn: ConnId,
+        process: usize,
+        segments: Vec<SpawnSegment>,
     },
     /// The connection broke the protocol; the caller must close it (and log `reason`).
     Dropped {
         conn: ConnId,
-        rank: Option<usize>,
+        process: Option<usize>,
         reason: String,
     },
 }
 
 #[derive(Debug, Default)]
 struct Connection {
-    rank: Option<usize>,
+    process: Option<usize>,
     lines: LineBuffer,
     puts: usize,
+    /// Lines of an `mcmd=spawn` block being read, and the segments read so far.
+    block: Option<Vec<Vec<u8>>>,
+    segments: Vec<SpawnSegment>,
 }
 
-/// One job's PMI server: connections, the key-value space, the barrier.
 #[derive(Debug)]
-pub struct Server {
+struct Job {
     spec: JobSpec,
-    conns: HashMap<ConnId, Connection>,
-    rank_conn: Vec<Option<ConnId>>,
+    /// Process number of rank 0.
+    first: usize,
     kvs: HashMap<String, String>,
     in_barrier: HashSet<usize>,
+}
+
+/// The PMI server: connections, the jobs' key-value spaces and barriers, the names.
+#[derive(Debug)]
+pub struct Server {
+    jobs: Vec<Job>,
+    /// (job, rank) of each process number.
+    processes: Vec<(usize, usize)>,
+    process_conn: Vec<Option<ConnId>>,
+    conns: HashMap<ConnId, Connection>,
+    names: BTreeMap<String, String>,
     outbox: VecDeque<(ConnId, Vec<u8>)>,
     events: VecDeque<Event>,
 }
 
 impl Server {
+    /// A server for the launcher's first job (process numbers 0..size).
     pub fn new(spec: JobSpec) -> Server {
-        let size = spec.size;
-        Server {
-            spec,
+        let mut s = Server {
+            jobs: Vec::new(),
+            processes: Vec::new(),
+            process_conn: Vec::new(),
             conns: HashMap::new(),
-            rank_conn: vec![None; size],
-            kvs: HashMap::new(),
-            in_barrier: HashSet::new(),
+            names: BTreeMap::new(),
             outbox: VecDeque::new(),
             events: VecDeque::new(),
-        }
+        };
+        s.add_job(spec, Vec::new());
+        s
     }
 
-    /// Registers a new connection; `rank` is known for an inherited socket (PMI_FD
-    /// mode) and learned from `cmd=initack` otherwise (PMI_PORT mode).
-    pub fn add_connection(&mut self, conn: ConnId, rank: Option<usize>) -> Result<(), String> {
+    /// Adds a job (a spawned one) whose key space starts with `preput`; returns the
+    /// process number of its rank 0 (its ranks take the next numbers).
+    pub fn add_job(&mut self, spec: JobSpec, preput: Vec<(String, String)>) -> usize {
+        let first = self.processes.len();
+        let job = self.jobs.len();
+        self.processes.extend((0..spec.size).map(|r| (job, r)));
+        self.process_conn.resize(self.processes.len(), None);
+        self.jobs.push(Job {
+            spec,
+            first,
+            kvs: preput.into_iter().collect(),
+            in_barrier: HashSet::new(),
+        });
+        first
+    }
+
+    /// The job and rank of a process number.
+    pub fn job_rank(&self, process: usize) -> Option<(usize, usize)> {
+        self.processes.get(process).copied()
+    }
+
+    /// Registers a new connection; `process` is known for an inherited socket (PMI_FD
+    /// mode) and learned from `cmd=initack` otherwise (PMI_PORT mode, `pmiid` being the
+    /// process number).
+    pub fn add_connection(&mut self, conn: ConnId, process: Option<usize>) -> Result<(), String> {
         if self.conns.contains_key(&conn) {
             return Err(format!(
                 "Server::add_connection: connection {} already exists",
                 conn.0
             ));
         }
-        if let Some(r) = rank {
-            self.bind(conn, r)?;
+        if let Some(p) = process {
+            self.bind(conn, p)?;
         }
         self.conns.insert(
             conn,
             Connection {
-                rank,
+                process,
                 ..Connection::default()
             },
         );
         Ok(())
     }
 
-    fn bind(&mut self, conn: ConnId, rank: usize) -> Result<(), String> {
-        match self.rank_conn.get(rank) {
+    fn bind(&mut self, conn: ConnId, process: usize) -> Result<(), String> {
+        match self.process_conn.get(process) {
             None => Err(format!(
-                "rank {rank} is outside the job of size {}",
-                self.spec.size
+                "process {process} is outside the jobs ({} processes)",
+                self.processes.len()
             )),
-            Some(Some(_)) => Err(format!("rank {rank} already has a PMI connection")),
+            Some(Some(_)) => Err(format!("process {process} already has a PMI connection")),
             Some(None) => {
-                self.rank_conn[rank] = Some(conn);
+                self.process_conn[process] = Some(conn);
                 Ok(())
             }
         }
@@ -124,20 +178,21 @@ impl Server {
     /// cannot take its arrival back, and the launcher ends the job anyway).
     pub fn remove_connection(&mut self, conn: ConnId) {
         if let Some(c) = self.conns.remove(&conn) {
-            if let Some(r) = c.rank {
-                self.rank_conn[r] = None;
+            if let Some(p) = c.process {
+                self.process_conn[p] = None;
             }
         }
     }
 
-    /// The rank bound to a connection, if known.
-    /// A value some rank published (committed at a fence), if any.
-    pub fn value(&self, key: &str) -> Option<&str> {
-        self.kvs.get(key).map(String::as_str)
+    /// A value some rank of the process's job published (committed at a fence), if any.
+    pub fn value(&self, process: usize, key: &str) -> Option<&str> {
+        let (job, _) = self.job_rank(process)?;
+        self.jobs[job].kvs.get(key).map(String::as_str)
     }
 
-    pub fn rank_of(&self, conn: ConnId) -> Option<usize> {
-        self.conns.get(&conn).and_then(|c| c.rank)
+    /// The process bound to a connection, if known.
+    pub fn process_of(&self, conn: ConnId) -> Option<usize> {
+        self.conns.get(&conn).and_then(|c| c.process)
     }
 
     /// Feeds bytes read from a connection and processes every complete line.
@@ -150,26 +205,95 @@ impl Server {
             let Some(c) = self.conns.get_mut(&conn) else {
                 return;
             };
-            let rank = c.rank;
+            let process = c.process;
             let line = match c.lines.next_line() {
                 Ok(Some(line)) => line,
                 Ok(None) => return,
-                Err(e) => return self.drop_conn(conn, rank, e.to_string()),
+                Err(e) => return self.drop_conn(conn, process, e.to_string()),
             };
-            match Command::parse(&line) {
-                Ok(cmd) => {
-                    if let Err(reason) = self.handle(conn, rank, cmd) {
-                        return self.drop_conn(conn, rank, reason);
-                    }
-                }
-                Err(e) => return self.drop_conn(conn, rank, e.to_string()),
+            if let Err(reason) = self.line(conn, process, line) {
+                return self.drop_conn(conn, process, reason);
             }
         }
     }
 
-    fn drop_conn(&mut self, conn: ConnId, rank: Option<usize>, reason: String) {
+    fn line(&mut self, conn: ConnId, process: Option<usize>, line: Vec<u8>) -> Result<(), String> {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return Ok(());
+        };
+        if let Some(block) = c.block.as_mut() {
+            if line.as_slice() != b"endcmd" {
+                if block.len() >= MAX_SEGMENT_LINES {
+                    return Err(format!(
+                        "mcmd=spawn block longer than {MAX_SEGMENT_LINES} lines"
+                    ));
+                }
+                block.push(line);
+                return Ok(());
+            }
+            let block = c.block.take().unwrap_or_default();
+            let segment = SpawnSegment::parse(&block).map_err(|e| e.to_string())?;
+            return self.segment(conn, process, segment);
+        }
+        if line.as_slice() == b"mcmd=spawn" {
+            if process.is_none() {
+                return Err("mcmd=spawn before cmd=initack pmiid=".into());
+            }
+            c.block = Some(Vec::new());
+            return Ok(());
+        }
+        let cmd = Command::parse(&line).map_err(|e| e.to_string())?;
+        self.handle(conn, process, cmd)
+    }
+
+    /// Collects the segments of one spawn; the last one makes the request an event.
+    fn segment(
+        &mut self,
+        conn: ConnId,
+        process: Option<usize>,
+        segment: SpawnSegment,
+    ) -> Result<(), String> {
+        let (Some(process), Some(c)) = (process, self.conns.get_mut(&conn)) else {
+            return Ok(());
+        };
+        let expected = c.segments.len() + 1;
+        if segment.number != expected
+            || c.segments.first().is_some_and(|s| s.total != segment.total)
+        {
+            return Err(format!(
+                "mcmd=spawn segment {} of {} where segment {expected} was due",
+                segment.number, segment.total
+            ));
+        }
+        let last = segment.number == segment.total;
+        c.segments.push(segment);
+        if last {
+            let segments = std::mem::take(&mut c.segments);
+            self.events.push_back(Event::Spawn {
+                conn,
+                process,
+                segments,
+            });
+        }
+        Ok(())
+    }
+
+    /// Answers a [`Event::Spawn`]: `Ok` once the processes are started, or why not.
+    pub fn answer_spawn(&mut self, conn: ConnId, outcome: Result<(), String>) {
+        let (rc, msg) = match outcome {
+            Ok(()) => (0, String::new()),
+            Err(why) => (-1, one_word(&why)),
+        };
+        self.reply(conn, Command::SpawnResult { rc, msg });
+    }
+
+    fn drop_conn(&mut self, conn: ConnId, process: Option<usize>, reason: String) {
         self.remove_connection(conn);
-        self.events.push_back(Event::Dropped { conn, rank, reason });
+        self.events.push_back(Event::Dropped {
+            conn,
+            process,
+            reason,
+        });
     }
 
     fn reply(&mut self, conn: ConnId, cmd: Command) {
@@ -181,46 +305,34 @@ impl Server {
         }
     }
 
-    fn handle(&mut self, conn: ConnId, rank: Option<usize>, cmd: Command) -> Result<(), String> {
-        let rank = match (cmd.clone(), rank) {
+    fn handle(&mut self, conn: ConnId, process: Option<usize>, cmd: Command) -> Result<(), String> {
+        let process = match (cmd.clone(), process) {
             (Command::InitAck { pmiid }, None) => {
                 self.bind(conn, pmiid)?;
                 if let Some(c) = self.conns.get_mut(&conn) {
-                    c.rank = Some(pmiid);
+                    c.process = Some(pmiid);
                 }
+                let (job, rank) = self.processes[pmiid];
+                let size = self.jobs[job].spec.size as i64;
                 self.reply(conn, Command::InitAckReply);
-                let size = self.spec.size as i64;
-                self.reply(
-                    conn,
-                    Command::Set {
-                        key: SetKey::Size,
-                        value: size,
-                    },
-                );
-                self.reply(
-                    conn,
-                    Command::Set {
-                        key: SetKey::Rank,
-                        value: pmiid as i64,
-                    },
-                );
-                self.reply(
-                    conn,
-                    Command::Set {
-                        key: SetKey::Debug,
-                        value: 0,
-                    },
-                );
+                for (key, value) in [
+                    (SetKey::Size, size),
+                    (SetKey::Rank, rank as i64),
+                    (SetKey::Debug, 0),
+                ] {
+                    self.reply(conn, Command::Set { key, value });
+                }
                 return Ok(());
             }
-            (Command::InitAck { .. }, Some(r)) => {
+            (Command::InitAck { .. }, Some(p)) => {
                 return Err(format!(
-                    "cmd=initack from rank {r}, whose connection is already identified"
+                    "cmd=initack from process {p}, whose connection is already identified"
                 ))
             }
             (_, None) => return Err(format!("cmd={} before cmd=initack pmiid=", cmd.name())),
-            (_, Some(r)) => r,
+            (_, Some(p)) => p,
         };
+        let (job, rank) = self.processes[process];
         match cmd {
             Command::Init { version, .. } => {
                 let rc = if version == 1 { 0 } else { -1 };
@@ -237,7 +349,7 @@ impl Server {
                         "cmd=init asks for PMI version {version}; only 1 is served"
                     ));
                 }
-                self.events.push_back(Event::Initialized { rank });
+                self.events.push_back(Event::Initialized { process });
             }
             Command::GetMaxes => self.reply(
                 conn,
@@ -248,15 +360,15 @@ impl Server {
                 },
             ),
             Command::GetAppnum => {
-                let appnum = self.spec.appnums.get(rank).copied().unwrap_or(0);
+                let appnum = self.jobs[job].spec.appnums.get(rank).copied().unwrap_or(0);
                 self.reply(conn, Command::Appnum { appnum })
             }
             Command::GetMyKvsname => {
-                let kvsname = self.spec.kvsname.clone();
+                let kvsname = self.jobs[job].spec.kvsname.clone();
                 self.reply(conn, Command::MyKvsname { kvsname })
             }
             Command::GetUniverseSize => {
-                let size = self.spec.universe_size.map_or(-1, |u| u as i64);
+                let size = self.jobs[job].spec.universe_size.map_or(-1, |u| u as i64);
                 self.reply(conn, Command::UniverseSize { size })
             }
             Command::Put {
@@ -264,18 +376,17 @@ impl Server {
                 key,
                 value,
             } => {
-                let (rc, msg) = self.put(conn, &kvsname, key, value);
+                let (rc, msg) = self.put(conn, job, &kvsname, key, value);
                 self.reply(conn, Command::PutResult { rc, msg })
             }
             Command::Get { kvsname, key } => {
-                let reply = if kvsname != self.spec.kvsname {
-                    Command::GetResult {
+                let reply = match self.jobs.iter().find(|j| j.spec.kvsname == kvsname) {
+                    None => Command::GetResult {
                         rc: -1,
                         msg: "kvs_not_found".into(),
                         value: "unknown".into(),
-                    }
-                } else {
-                    match self.kvs.get(&key) {
+                    },
+                    Some(j) => match j.kvs.get(&key) {
                         Some(v) => Command::GetResult {
                             rc: 0,
                             msg: "success".into(),
@@ -286,15 +397,20 @@ impl Server {
                             msg: format!("key_{key}_not_found"),
                             value: "unknown".into(),
                         },
-                    }
+                    },
                 };
                 self.reply(conn, reply)
             }
             Command::BarrierIn => {
-                self.in_barrier.insert(rank);
-                if self.in_barrier.len() == self.spec.size {
-                    self.in_barrier.clear();
-                    let waiting: Vec<ConnId> = self.rank_conn.iter().flatten().copied().collect();
+                let j = &mut self.jobs[job];
+                j.in_barrier.insert(rank);
+                if j.in_barrier.len() == j.spec.size {
+                    j.in_barrier.clear();
+                    let waiting: Vec<ConnId> = self.process_conn[j.first..j.first + j.spec.size]
+                        .iter()
+                        .flatten()
+                        .copied()
+                        .collect();
                     for c in waiting {
                         self.reply(c, Command::BarrierOut);
                     }
@@ -302,20 +418,62 @@ impl Server {
             }
             Command::Finalize => {
                 self.reply(conn, Command::FinalizeAck);
-                self.events.push_back(Event::Finalized { rank });
+                self.events.push_back(Event::Finalized { process });
             }
             Command::Abort { code, message } => self.events.push_back(Event::Aborted {
-                rank: Some(rank),
+                process: Some(process),
                 code,
                 message,
             }),
+            Command::PublishName { service, port } => {
+                let (rc, msg) = if self.names.contains_key(&service) {
+                    (1, "service_already_published")
+                } else if self.names.len() >= NAMES_MAX {
+                    (1, "too_many_names")
+                } else {
+                    self.names.insert(service, port);
+                    (0, "success")
+                };
+                let msg = msg.into();
+                self.reply(conn, Command::PublishResult { rc, msg })
+            }
+            Command::UnpublishName { service } => {
+                let (rc, msg) = match self.names.remove(&service) {
+                    Some(_) => (0, "success"),
+                    None => (1, "service_not_found"),
+                };
+                let msg = msg.into();
+                self.reply(conn, Command::UnpublishResult { rc, msg })
+            }
+            Command::LookupName { service } => {
+                let reply = match self.names.get(&service) {
+                    Some(port) => Command::LookupResult {
+                        rc: 0,
+                        msg: "success".into(),
+                        port: Some(port.clone()),
+                    },
+                    None => Command::LookupResult {
+                        rc: 1,
+                        msg: "service_not_found".into(),
+                        port: None,
+                    },
+                };
+                self.reply(conn, reply)
+            }
             other => return Err(format!("cmd={} is a response, not a request", other.name())),
         }
         Ok(())
     }
 
-    fn put(&mut self, conn: ConnId, kvsname: &str, key: String, value: String) -> (i32, String) {
-        if kvsname != self.spec.kvsname {
+    fn put(
+        &mut self,
+        conn: ConnId,
+        job: usize,
+        kvsname: &str,
+        key: String,
+        value: String,
+    ) -> (i32, String) {
+        if kvsname != self.jobs[job].spec.kvsname {
             return (-1, "kvs_not_found".into());
         }
         if key.len() > KEYLEN_MAX || value.len() > VALLEN_MAX {
@@ -328,7 +486,7 @@ impl Server {
             return (-1, "too_many_puts".into());
         }
         c.puts += 1;
-        self.kvs.insert(key, value);
+        self.jobs[job].kvs.insert(key, value);
         (0, "success".into())
     }
 
@@ -386,7 +544,7 @@ mod tests {
                 (0, "cmd=universe_size size=2\n".into()),
             ]
         );
-        assert_eq!(s.poll_event(), Some(Event::Initialized { rank: 1 }));
+        assert_eq!(s.poll_event(), Some(Event::Initialized { process: 1 }));
         assert_eq!(s.poll_event(), None);
     }
 
@@ -445,7 +603,7 @@ mod tests {
                 .collect::<String>(),
             "cmd=initack\ncmd=set size=4\ncmd=set rank=3\ncmd=set debug=0\n"
         );
-        assert_eq!(s.rank_of(ConnId(5)), Some(3));
+        assert_eq!(s.process_of(ConnId(5)), Some(3));
         // The same rank cannot be claimed twice.
         s.add_connection(ConnId(6), None).unwrap();
         s.receive(ConnId(6), b"cmd=initack pmiid=3\n");
@@ -466,7 +624,7 @@ mod tests {
         match s.poll_event() {
             Some(Event::Dropped {
                 conn: ConnId(1),
-                rank: None,
+                process: None,
                 reason,
             }) => assert!(reason.contains("initack")),
             e => panic!("unexpected {e:?}"),
@@ -483,11 +641,11 @@ mod tests {
         s.add_connection(ConnId(1), Some(1)).unwrap();
         s.receive(ConnId(0), b"cmd=finalize\n");
         s.receive(ConnId(1), b"cmd=abort exitcode=9 error_msg=boom\n");
-        assert_eq!(s.poll_event(), Some(Event::Finalized { rank: 0 }));
+        assert_eq!(s.poll_event(), Some(Event::Finalized { process: 0 }));
         assert_eq!(
             s.poll_event(),
             Some(Event::Aborted {
-                rank: Some(1),
+                process: Some(1),
                 code: 9,
                 message: Some("boom".into())
             })
@@ -496,13 +654,19 @@ mod tests {
         s.receive(ConnId(1), b"hello\n");
         assert!(matches!(
             s.poll_event(),
-            Some(Event::Dropped { rank: Some(1), .. })
+            Some(Event::Dropped {
+                process: Some(1),
+                ..
+            })
         ));
         s.add_connection(ConnId(2), Some(1)).unwrap();
         s.receive(ConnId(2), &vec![b'x'; 5000]);
         assert!(matches!(
             s.poll_event(),
-            Some(Event::Dropped { rank: Some(1), .. })
+            Some(Event::Dropped {
+                process: Some(1),
+                ..
+            })
         ));
     }
 
@@ -554,5 +718,105 @@ mod tests {
         assert_eq!(got[1], "cmd=put_result rc=-1 msg=key_or_value_too_long\n");
         assert!(s.add_connection(ConnId(0), Some(0)).is_err());
         assert!(s.add_connection(ConnId(9), Some(1)).is_err());
+    }
+
+    #[test]
+    fn spawn_segments_become_one_event_and_a_new_job() {
+        let mut s = server(1);
+        s.add_connection(ConnId(0), Some(0)).unwrap();
+        let seg = |number, command: &str| SpawnSegment {
+            nprocs: 2,
+            command: command.into(),
+            total: 2,
+            number,
+            args: vec!["x y".into()],
+            preput: vec![("PARENT".into(), "port".into())],
+            info: Vec::new(),
+        };
+        let mut bytes = Vec::new();
+        seg(1, "a").emit(&mut bytes).unwrap();
+        s.receive(ConnId(0), &bytes);
+        assert_eq!(s.poll_event(), None);
+        bytes.clear();
+        seg(2, "b").emit(&mut bytes).unwrap();
+        s.receive(ConnId(0), &bytes);
+        match s.poll_event() {
+            Some(Event::Spawn {
+                conn: ConnId(0),
+                process: 0,
+                segments,
+            }) => assert_eq!(segments, vec![seg(1, "a"), seg(2, "b")]),
+            e => panic!("unexpected {e:?}"),
+        }
+        let first = s.add_job(
+            JobSpec {
+                kvsname: "kvs_c".into(),
+                size: 4,
+                appnums: vec![0, 0, 1, 1],
+                universe_size: Some(1),
+            },
+            vec![("PARENT".into(), "port".into())],
+        );
+        assert_eq!(first, 1);
+        assert_eq!(s.job_rank(3), Some((1, 2)));
+        s.answer_spawn(ConnId(0), Ok(()));
+        assert_eq!(replies(&mut s), vec![(0, "cmd=spawn_result rc=0\n".into())]);
+        // A child in PMI_PORT mode: its pmiid is its process number.
+        s.add_connection(ConnId(7), None).unwrap();
+        s.receive(
+            ConnId(7),
+            b"cmd=initack pmiid=3\ncmd=get_appnum\ncmd=get kvsname=kvs_c key=PARENT\n",
+        );
+        let got: String = replies(&mut s).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            got,
+            "cmd=initack\ncmd=set size=4\ncmd=set rank=2\ncmd=set debug=0\n\
+             cmd=appnum appnum=1\ncmd=get_result rc=0 msg=success value=port\n"
+        );
+        // The children's barrier is theirs alone.
+        s.receive(ConnId(7), b"cmd=barrier_in\n");
+        s.receive(ConnId(0), b"cmd=barrier_in\n");
+        assert_eq!(replies(&mut s), vec![(0, "cmd=barrier_out\n".into())]);
+        s.answer_spawn(ConnId(0), Err("no such program".into()));
+        assert_eq!(
+            replies(&mut s),
+            vec![(0, "cmd=spawn_result rc=-1 msg=no_such_program\n".into())]
+        );
+    }
+
+    #[test]
+    fn spawn_segments_out_of_order_drop_the_connection() {
+        let mut s = server(1);
+        s.add_connection(ConnId(0), Some(0)).unwrap();
+        s.receive(
+            ConnId(0),
+            b"mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=2\nspawnssofar=2\nendcmd\n",
+        );
+        assert!(matches!(s.poll_event(), Some(Event::Dropped { .. })));
+    }
+
+    #[test]
+    fn names_are_published_looked_up_and_unpublished() {
+        let mut s = server(2);
+        s.add_connection(ConnId(0), Some(0)).unwrap();
+        s.add_connection(ConnId(1), Some(1)).unwrap();
+        s.receive(ConnId(0), b"cmd=publish_name service=ocean port=p:1\n");
+        s.receive(ConnId(0), b"cmd=publish_name service=ocean port=p:2\n");
+        s.receive(ConnId(1), b"cmd=lookup_name service=ocean\n");
+        s.receive(ConnId(1), b"cmd=unpublish_name service=ocean\n");
+        s.receive(ConnId(1), b"cmd=lookup_name service=ocean\n");
+        s.receive(ConnId(1), b"cmd=unpublish_name service=ocean\n");
+        let got: Vec<String> = replies(&mut s).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            got,
+            [
+                "cmd=publish_result info=ok rc=0 msg=success\n",
+                "cmd=publish_result info=fail rc=1 msg=service_already_published\n",
+                "cmd=lookup_result port=p:1 info=ok rc=0 msg=success\n",
+                "cmd=unpublish_result info=ok rc=0 msg=success\n",
+                "cmd=lookup_result info=fail rc=1 msg=service_not_found\n",
+                "cmd=unpublish_result info=fail rc=1 msg=service_not_found\n",
+            ]
+        );
     }
 }

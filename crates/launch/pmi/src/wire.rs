@@ -171,6 +171,39 @@ pub enum Command {
         value: String,
     },
     FinalizeAck,
+    /// The answer to a whole spawn request (its last `mcmd=spawn` segment); `msg` is
+    /// crossmpi's reason when `rc` is not 0 (Hydra sends none).
+    SpawnResult {
+        rc: i32,
+        msg: String,
+    },
+    // ---- the name service (requests, then responses)
+    PublishName {
+        service: String,
+        port: String,
+    },
+    UnpublishName {
+        service: String,
+    },
+    LookupName {
+        service: String,
+    },
+    /// `cmd=publish_result info=ok|fail rc=N msg=WORD` (and `unpublish_result`).
+    PublishResult {
+        rc: i32,
+        msg: String,
+    },
+    UnpublishResult {
+        rc: i32,
+        msg: String,
+    },
+    /// `cmd=lookup_result port=P info=ok rc=0 msg=success`, or without `port` and
+    /// `info=fail` when the service is not published.
+    LookupResult {
+        rc: i32,
+        msg: String,
+        port: Option<String>,
+    },
 }
 
 /// The variables a PMI_PORT server sets after `cmd=initack`.
@@ -219,6 +252,23 @@ pub fn is_token(value: &str) -> bool {
         && !value
             .bytes()
             .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0))
+}
+
+/// `text` as one word of a line: whitespace and NUL become `_`, cut at 256 bytes.
+pub fn one_word(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_whitespace() || c == '\0' {
+                '_'
+            } else {
+                c
+            }
+        })
+        .scan(0usize, |len, c| {
+            *len += c.len_utf8();
+            (*len <= 256).then_some(c)
+        })
+        .collect()
 }
 
 impl Command {
@@ -315,6 +365,33 @@ impl Command {
                 value: f.get("value").unwrap_or("").to_string(),
             },
             "finalize_ack" => Command::FinalizeAck,
+            "spawn_result" => Command::SpawnResult {
+                rc: number(&f, "spawn_result", "rc")?,
+                msg: f.get("msg").unwrap_or("").to_string(),
+            },
+            "publish_name" => Command::PublishName {
+                service: text(&f, "publish_name", "service")?,
+                port: text(&f, "publish_name", "port")?,
+            },
+            "unpublish_name" => Command::UnpublishName {
+                service: text(&f, "unpublish_name", "service")?,
+            },
+            "lookup_name" => Command::LookupName {
+                service: text(&f, "lookup_name", "service")?,
+            },
+            "publish_result" => Command::PublishResult {
+                rc: number(&f, "publish_result", "rc")?,
+                msg: f.get("msg").unwrap_or("").to_string(),
+            },
+            "unpublish_result" => Command::UnpublishResult {
+                rc: number(&f, "unpublish_result", "rc")?,
+                msg: f.get("msg").unwrap_or("").to_string(),
+            },
+            "lookup_result" => Command::LookupResult {
+                rc: number(&f, "lookup_result", "rc")?,
+                msg: f.get("msg").unwrap_or("").to_string(),
+                port: f.get("port").map(str::to_string),
+            },
             other => {
                 return Err(WireError::BadValue {
                     cmd: "(any)",
@@ -349,6 +426,13 @@ impl Command {
             Command::BarrierOut => "barrier_out",
             Command::GetResult { .. } => "get_result",
             Command::FinalizeAck => "finalize_ack",
+            Command::SpawnResult { .. } => "spawn_result",
+            Command::PublishName { .. } => "publish_name",
+            Command::UnpublishName { .. } => "unpublish_name",
+            Command::LookupName { .. } => "lookup_name",
+            Command::PublishResult { .. } => "publish_result",
+            Command::UnpublishResult { .. } => "unpublish_result",
+            Command::LookupResult { .. } => "lookup_result",
         }
     }
 
@@ -414,6 +498,32 @@ impl Command {
                 word("rc", rc.to_string());
                 word("msg", msg.clone());
                 word("value", value.clone());
+            }
+            Command::SpawnResult { rc, msg } => {
+                word("rc", rc.to_string());
+                if !msg.is_empty() {
+                    word("msg", msg.clone());
+                }
+            }
+            Command::PublishName { service, port } => {
+                word("service", service.clone());
+                word("port", port.clone());
+            }
+            Command::UnpublishName { service } | Command::LookupName { service } => {
+                word("service", service.clone())
+            }
+            Command::PublishResult { rc, msg } | Command::UnpublishResult { rc, msg } => {
+                word("info", if *rc == 0 { "ok" } else { "fail" }.into());
+                word("rc", rc.to_string());
+                word("msg", msg.clone());
+            }
+            Command::LookupResult { rc, msg, port } => {
+                if let Some(p) = port {
+                    word("port", p.clone());
+                }
+                word("info", if *rc == 0 { "ok" } else { "fail" }.into());
+                word("rc", rc.to_string());
+                word("msg", msg.clone());
             }
             Command::InitAckReply
             | Command::GetMaxes
@@ -556,6 +666,38 @@ mod tests {
                 value: s("unknown"),
             },
             Command::FinalizeAck,
+            Command::SpawnResult {
+                rc: 0,
+                msg: String::new(),
+            },
+            Command::SpawnResult {
+                rc: -1,
+                msg: s("no_such_program"),
+            },
+            Command::PublishName {
+                service: s("svc"),
+                port: s("crossmpi:tcp:1.2.3.4:5"),
+            },
+            Command::UnpublishName { service: s("svc") },
+            Command::LookupName { service: s("svc") },
+            Command::PublishResult {
+                rc: 0,
+                msg: s("success"),
+            },
+            Command::UnpublishResult {
+                rc: 1,
+                msg: s("service_not_found"),
+            },
+            Command::LookupResult {
+                rc: 0,
+                msg: s("success"),
+                port: Some(s("p")),
+            },
+            Command::LookupResult {
+                rc: 1,
+                msg: s("service_not_found"),
+                port: None,
+            },
         ] {
             round_trip(c);
         }

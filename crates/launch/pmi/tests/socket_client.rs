@@ -81,12 +81,12 @@ fn client_over_socketpair_and_tcp() {
     client.abort(3, "bad input file").unwrap();
     drop(client);
     let events = server.join().unwrap();
-    assert_eq!(events.first(), Some(&Event::Initialized { rank: 0 }));
-    assert!(events.contains(&Event::Finalized { rank: 0 }));
+    assert_eq!(events.first(), Some(&Event::Initialized { process: 0 }));
+    assert!(events.contains(&Event::Finalized { process: 0 }));
     assert_eq!(
         events.last(),
         Some(&Event::Aborted {
-            rank: Some(0),
+            process: Some(0),
             code: 3,
             message: Some("bad_input_file".into())
         })
@@ -108,7 +108,7 @@ fn client_over_socketpair_and_tcp() {
     assert!(accept
         .join()
         .unwrap()
-        .contains(&Event::Finalized { rank: 0 }));
+        .contains(&Event::Finalized { process: 0 }));
 
     // A PMI_FD that is not a socket is refused with a message naming it.
     std::env::remove_var("PMI_PORT");

@@ -121,6 +121,8 @@ pub fn init(function: &str, required: i32) -> MpiResult<i32> {
     let provided = required.clamp(0, THREAD_MULTIPLE);
     *guard = Some(Runtime::new(cfg, boot, provided));
     PHASE.store(INITIALIZED, Ordering::Release);
+    drop(guard);
+    crate::dynamic::spawn::connect_parent(function)?;
     Ok(provided)
 }
 

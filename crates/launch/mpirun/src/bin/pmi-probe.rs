@@ -4,8 +4,13 @@
 //! rank R. Actions: `env VAR` (print it), `cwd`, `stdin` (echo stdin's lines),
 //! `lines N` (print N long lines), `exit CODE`, `abort CODE`, `crash` (die by SIGABRT),
 //! `hang` (print the pid, sleep forever), `sleep MS`, `no-finalize` (exit 0 without
-//! PMI finalize).
+//! PMI finalize), `fence`, `get KEY` (print the value of KEY in the job's key space),
+//! `spawn N ACTION` (start N copies of this program as a new job with `PARENT=from-RANK`
+//! preput; they run `get PARENT ACTION`), `spawn-missing` (ask to spawn a program that
+//! does not exist and print the refusal), `publish SERVICE PORT`, `lookup SERVICE`,
+//! `unpublish SERVICE` (print the outcome).
 
+use crossmpi_pmi::spawn::SpawnSegment;
 use crossmpi_pmi::Client;
 use std::io::{BufRead, Write};
 
@@ -53,8 +58,25 @@ fn main() {
         } else {
             word.as_str()
         };
-        let takes_value = matches!(action, "env" | "lines" | "exit" | "abort" | "sleep");
+        let takes_value = matches!(
+            action,
+            "env"
+                | "lines"
+                | "exit"
+                | "abort"
+                | "sleep"
+                | "get"
+                | "lookup"
+                | "unpublish"
+                | "spawn"
+                | "publish"
+        );
         let value = if takes_value {
+            words.next().cloned().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let second = if matches!(action, "spawn" | "publish") {
             words.next().cloned().unwrap_or_default()
         } else {
             String::new()
@@ -110,6 +132,52 @@ fn main() {
             }
             "sleep" => std::thread::sleep(std::time::Duration::from_millis(number() as u64)),
             "no-finalize" => finalize = false,
+            "fence" => client.fence().unwrap_or_else(|e| fail(e.to_string())),
+            "get" => {
+                let v = client.get(&value).unwrap_or_else(|e| e.to_string());
+                let _ = writeln!(out, "rank {rank}: {value}={v}");
+            }
+            "spawn" | "spawn-missing" => {
+                let (nprocs, command, args) = if action == "spawn" {
+                    let n = value
+                        .parse()
+                        .unwrap_or_else(|_| fail(format!("spawn: bad number {value:?}")));
+                    let me = std::env::current_exe().unwrap_or_else(|e| fail(e.to_string()));
+                    let args = vec!["get".to_string(), "PARENT".to_string(), second.clone()];
+                    (n, me.display().to_string(), args)
+                } else {
+                    (1, "/no/such/program".to_string(), Vec::new())
+                };
+                let segment = SpawnSegment {
+                    nprocs,
+                    command,
+                    total: 1,
+                    number: 1,
+                    args,
+                    preput: vec![("PARENT".into(), format!("from-{rank}"))],
+                    info: Vec::new(),
+                };
+                match client.spawn(&[segment]) {
+                    Ok(()) => {
+                        let _ = writeln!(out, "rank {rank}: spawned {nprocs}");
+                    }
+                    Err(e) => {
+                        let _ = writeln!(out, "rank {rank}: spawn refused: {e}");
+                    }
+                }
+            }
+            "publish" => {
+                let r = client.publish_name(&value, &second);
+                let _ = writeln!(out, "rank {rank}: publish {value}: {r:?}");
+            }
+            "lookup" => {
+                let r = client.lookup_name(&value);
+                let _ = writeln!(out, "rank {rank}: lookup {value}: {r:?}");
+            }
+            "unpublish" => {
+                let r = client.unpublish_name(&value);
+                let _ = writeln!(out, "rank {rank}: unpublish {value}: {r:?}");
+            }
             other => fail(format!("unknown action {other:?}")),
         }
     }

@@ -1,6 +1,8 @@
 //! One job from start to end: the poll loop that forwards output, serves PMI and
-//! watches for exits, and the teardown (starting the ranks is in `start`).
+//! watches for exits, and the teardown (starting the ranks is in `start`, the jobs that
+//! ranks spawn in `spawn`).
 
+mod spawn;
 mod start;
 
 use crate::output::LineForwarder;
@@ -24,7 +26,8 @@ const TICK: Duration = Duration::from_millis(50);
 /// left-behind grandchild keeps open.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
-/// Where and what one rank runs.
+/// Where and what one process runs. Processes are numbered across jobs: the first
+/// job's ranks, then each spawned job's (the PMI server's process numbers).
 #[derive(Debug, Clone)]
 pub struct RankPlan {
     pub host: String,
@@ -32,6 +35,18 @@ pub struct RankPlan {
     pub appnum: i32,
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// Working directory (of local processes).
+    pub wdir: PathBuf,
+    /// The job (0: the one mpirun started; then spawned ones) and the rank in it.
+    pub job: usize,
+    pub rank: usize,
+}
+
+/// One job's PMI identity.
+#[derive(Debug, Clone)]
+struct JobInfo {
+    kvsname: String,
+    size: usize,
 }
 
 /// Everything the job needs besides the rank plans.
@@ -65,7 +80,7 @@ struct Output {
 struct Job {
     plans: Vec<RankPlan>,
     settings: JobSettings,
-    kvsname: String,
+    jobs: Vec<JobInfo>,
     server: Server,
     conns: HashMap<ConnId, PmiSocket>,
     next_conn: usize,
@@ -119,10 +134,10 @@ pub fn run(plans: Vec<RankPlan>, settings: JobSettings) -> i32 {
     let mut job = Job {
         plans,
         settings,
-        kvsname,
+        jobs: vec![JobInfo { kvsname, size }],
         server,
         conns: HashMap::new(),
-        next_conn: size,
+        next_conn: 0,
         listener: None,
         ranks: Vec::new(),
         outputs: Vec::new(),
@@ -130,26 +145,35 @@ pub fn run(plans: Vec<RankPlan>, settings: JobSettings) -> i32 {
         ending_since: None,
         killed: false,
     };
-    job.start_all();
+    job.start_processes(0..size);
     let status = job.event_loop(&signals);
     // Ranks killed during their start-up may have left shared-memory files behind.
-    crossmpi_shm::remove_job_segments(&job.kvsname);
+    for j in &job.jobs {
+        crossmpi_shm::remove_job_segments(&j.kvsname);
+    }
     status
 }
 
 impl Job {
-    fn add_conn(
-        &mut self,
-        conn: ConnId,
-        socket: PmiSocket,
-        rank: Option<usize>,
-    ) -> Result<(), String> {
+    fn add_conn(&mut self, socket: PmiSocket, process: Option<usize>) -> Result<(), String> {
+        let conn = ConnId(self.next_conn);
+        self.next_conn += 1;
         socket
             .set_nonblocking(true)
             .map_err(|e| format!("PMI socket: {e}"))?;
-        self.server.add_connection(conn, rank)?;
+        self.server.add_connection(conn, process)?;
         self.conns.insert(conn, socket);
         Ok(())
+    }
+
+    /// How messages name a process: its rank, and its job when it was spawned.
+    fn name_of(&self, process: usize) -> String {
+        let p = &self.plans[process];
+        if p.job == 0 {
+            format!("rank {}", p.rank)
+        } else {
+            format!("rank {} of spawned job {}", p.rank, p.job)
+        }
     }
 
     /// Records the first failure and starts the teardown.
@@ -307,9 +331,7 @@ impl Job {
             accepted.push(stream);
         }
         for stream in accepted {
-            let conn = ConnId(self.next_conn);
-            self.next_conn += 1;
-            if let Err(e) = self.add_conn(conn, PmiSocket::Tcp(stream), None) {
+            if let Err(e) = self.add_conn(PmiSocket::Tcp(stream), None) {
                 say(&format!("refused a PMI connection: {e}"));
             }
         }
@@ -329,42 +351,75 @@ impl Job {
     }
 
     fn pump_server(&mut self) {
+        loop {
+            self.transmit();
+            let Some(event) = self.server.poll_event() else {
+                return;
+            };
+            self.on_event(event);
+        }
+    }
+
+    fn transmit(&mut self) {
         while let Some((conn, bytes)) = self.server.poll_transmit() {
             if let Some(socket) = self.conns.get_mut(&conn) {
                 if let Err(e) = socket.send(&bytes) {
-                    let rank = self.server.rank_of(conn);
+                    let who = self
+                        .server
+                        .process_of(conn)
+                        .map_or(format!("connection {}", conn.0), |p| self.name_of(p));
                     say(&format!(
-                        "dropped the PMI connection of rank {rank:?}: cannot send: {e}"
+                        "dropped the PMI connection of {who}: cannot send: {e}"
                     ));
                     self.server.remove_connection(conn);
                     self.conns.remove(&conn);
                 }
             }
         }
-        while let Some(event) = self.server.poll_event() {
-            match event {
-                Event::Initialized { rank } => self.ranks[rank].initialized = true,
-                Event::Finalized { rank } => self.ranks[rank].finalized = true,
-                Event::Aborted {
-                    rank,
-                    code,
-                    message,
-                } => {
-                    let who = rank.map_or("a rank".to_string(), |r| {
-                        format!("rank {r} on {}", self.plans[r].host)
-                    });
-                    let text = message.map(|m| format!(": {m}")).unwrap_or_default();
-                    self.fail(
-                        abort_status(code),
-                        &format!("{who} called MPI_Abort with error code {code}{text}"),
-                    );
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Initialized { process } => self.ranks[process].initialized = true,
+            Event::Finalized { process } => self.ranks[process].finalized = true,
+            Event::Aborted {
+                process,
+                code,
+                message,
+            } => {
+                let who = process.map_or("a rank".to_string(), |p| {
+                    format!("{} on {}", self.name_of(p), self.plans[p].host)
+                });
+                let text = message.map(|m| format!(": {m}")).unwrap_or_default();
+                self.fail(
+                    abort_status(code),
+                    &format!("{who} called MPI_Abort with error code {code}{text}"),
+                );
+            }
+            Event::Spawn {
+                conn,
+                process,
+                segments,
+            } => {
+                let outcome = self.spawn_job(process, &segments);
+                if let Err(e) = &outcome {
+                    if self.settings.verbose {
+                        say(&format!(
+                            "refused the spawn of {}: {e}",
+                            self.name_of(process)
+                        ));
+                    }
                 }
-                Event::Dropped { conn, rank, reason } => {
-                    let who =
-                        rank.map_or(format!("connection {}", conn.0), |r| format!("rank {r}"));
-                    say(&format!("dropped the PMI connection of {who}: {reason}"));
-                    self.conns.remove(&conn);
-                }
+                self.server.answer_spawn(conn, outcome);
+            }
+            Event::Dropped {
+                conn,
+                process,
+                reason,
+            } => {
+                let who = process.map_or(format!("connection {}", conn.0), |p| self.name_of(p));
+                say(&format!("dropped the PMI connection of {who}: {reason}"));
+                self.conns.remove(&conn);
             }
         }
     }
@@ -389,7 +444,7 @@ impl Job {
                 .conns
                 .keys()
                 .copied()
-                .filter(|c| self.server.rank_of(*c) == Some(rank))
+                .filter(|c| self.server.process_of(*c) == Some(rank))
                 .collect();
             for conn in conns {
                 self.read_conn(conn);
@@ -404,11 +459,11 @@ impl Job {
             // ranks start in MPI_COMM_WORLD; name the rank as the program knows it.
             let name = match self
                 .server
-                .value("cmpi-impi-base")
+                .value(rank, "cmpi-impi-base")
                 .and_then(|b| b.parse::<usize>().ok())
             {
                 Some(base) => format!("rank {} (this cluster's rank {rank})", base + rank),
-                None => format!("rank {rank}"),
+                None => self.name_of(rank),
             };
             let who = if self.plans[rank].local {
                 format!("{name} (pid {pid} on {host})")

@@ -6,7 +6,6 @@ use crate::launch::{forwarded_to_remote, lib_dir, pmi_address_for, prepend_path,
 use crate::output::LineForwarder;
 use crate::pmi_socket::PmiSocket;
 use crate::sys;
-use crossmpi_pmi::server::ConnId;
 use std::fs::File;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -15,15 +14,16 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 impl Job {
-    pub(super) fn start_all(&mut self) {
-        if self.plans.iter().any(|p| !p.local) {
+    /// Starts the planned processes `range` (the first job's, or a spawned job's).
+    pub(super) fn start_processes(&mut self, range: std::ops::Range<usize>) {
+        if self.listener.is_none() && self.plans[range.clone()].iter().any(|p| !p.local) {
             let bound = TcpListener::bind("[::]:0").or_else(|_| TcpListener::bind("0.0.0.0:0"));
             match bound.and_then(|l| l.set_nonblocking(true).map(|_| l)) {
                 Ok(l) => self.listener = Some(l),
                 Err(e) => return self.fail(1, &format!("cannot listen for PMI connections: {e}")),
             }
         }
-        for rank in 0..self.plans.len() {
+        for rank in range {
             if self.failure.is_some() {
                 self.ranks.push(RankProc {
                     child: None,
@@ -49,8 +49,10 @@ impl Job {
         }
     }
 
-    /// The variables every rank gets on top of what it inherits.
-    fn common_env(&self, rank: usize, base_ld_path: Option<String>) -> Vec<(String, String)> {
+    /// The variables every process gets on top of what it inherits.
+    fn common_env(&self, process: usize, base_ld_path: Option<String>) -> Vec<(String, String)> {
+        let plan = &self.plans[process];
+        let job = &self.jobs[plan.job];
         let mut env = self.settings.env.clone();
         let user_ld = self
             .settings
@@ -66,9 +68,9 @@ impl Job {
             ));
         }
         env.push(("CROSSMPI_LAUNCHER".into(), "mpirun".into()));
-        env.push(("PMI_RANK".into(), rank.to_string()));
-        env.push(("PMI_SIZE".into(), self.plans.len().to_string()));
-        env.push(("PMI_JOBID".into(), self.kvsname.clone()));
+        env.push(("PMI_RANK".into(), plan.rank.to_string()));
+        env.push(("PMI_SIZE".into(), job.size.to_string()));
+        env.push(("PMI_JOBID".into(), job.kvsname.clone()));
         env
     }
 
@@ -81,14 +83,14 @@ impl Job {
                 UnixStream::pair().map_err(|e| (1, format!("socketpair for rank {rank}: {e}")))?;
             let fd = theirs.as_raw_fd();
             cmd = Command::new(&plan.program);
-            cmd.args(&plan.args).current_dir(&self.settings.wdir);
+            cmd.args(&plan.args).current_dir(&plan.wdir);
             cmd.env_remove("PMI_PORT").env_remove("PMI_ID");
             cmd.envs(self.common_env(rank, std::env::var("LD_LIBRARY_PATH").ok()));
             cmd.env("PMI_FD", fd.to_string());
             // SAFETY: the closure only calls fcntl (async-signal-safe) on a descriptor
             // number captured by value; it allocates nothing and takes no lock.
             unsafe { cmd.pre_exec(move || sys::keep_across_exec(fd)) };
-            self.add_conn(ConnId(rank), PmiSocket::Unix(ours), Some(rank))
+            self.add_conn(PmiSocket::Unix(ours), Some(rank))
                 .map_err(|e| (1, e))?;
             child_end = Some(theirs);
         } else {
@@ -97,7 +99,12 @@ impl Job {
                 .as_ref()
                 .ok_or((1, "no PMI listener".to_string()))?;
             let ip: IpAddr = pmi_address_for(&plan.host, self.settings.mpirun_addr.as_deref())
-                .map_err(|e| (1, format!("rank {rank} on host {}: {e}", plan.host)))?;
+                .map_err(|e| {
+                    (
+                        1,
+                        format!("{} on host {}: {e}", self.name_of(rank), plan.host),
+                    )
+                })?;
             let port = listener
                 .local_addr()
                 .map_err(|e| (1, e.to_string()))?
@@ -125,7 +132,7 @@ impl Job {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if self.settings.verbose {
-            say(&format!("rank {rank} on {}: {cmd:?}", plan.host));
+            say(&format!("{} on {}: {cmd:?}", self.name_of(rank), plan.host));
         }
         let spawned = cmd.spawn();
         drop(child_end);
@@ -142,7 +149,11 @@ impl Job {
             };
             (
                 status,
-                format!("cannot start rank {rank} on {}: {what}: {e}", plan.host),
+                format!(
+                    "cannot start {} on {}: {what}: {e}",
+                    self.name_of(rank),
+                    plan.host
+                ),
             )
         })?;
         let stdin = child

@@ -11,6 +11,8 @@
 //! dynamic listeners, saying hello with the agreed context id. Shared memory is never
 //! used between jobs.
 
+pub mod names;
+pub mod spawn;
 pub mod wire;
 
 use crate::coll::{allgather_bytes, bcast_bytes};
@@ -46,6 +48,8 @@ pub struct Dynamic {
     /// Connections that said hello for an establishment this process has not reached
     /// yet: (job tag, rank, connection).
     early: Vec<(u32, u32, Connection)>,
+    /// The intercommunicator to the parents of a spawned process.
+    parent: Option<CommId>,
 }
 
 impl Dynamic {
@@ -59,6 +63,7 @@ impl Dynamic {
             listener: None,
             ports: BTreeMap::new(),
             early: Vec::new(),
+            parent: None,
         }
     }
 
