@@ -231,6 +231,11 @@ fn aligned(v: &mut [u8]) -> &mut [u8] {
     &mut v[pad..]
 }
 
+/// The size of the largest of `bufs`: the message size the light path's limit applies to.
+fn largest<'a>(bufs: impl Iterator<Item = &'a UserBuf>) -> u64 {
+    bufs.map(|b| b.bytes()).max().unwrap_or(0)
+}
+
 /// A byte buffer over `v` (a temporary a message goes from or into).
 fn over(v: &mut [u8]) -> UserBuf {
     userbuf::bytes(v.as_mut_ptr() as usize, v.len())
@@ -313,12 +318,7 @@ pub fn alltoall(
     if recv.len() != 2 || send.len() != 2 {
         return Ok(false);
     }
-    let bytes = send
-        .iter()
-        .chain(recv)
-        .map(|b| b.bytes())
-        .max()
-        .unwrap_or(0);
+    let bytes = largest(send.iter().chain(recv));
     exchange(
         function,
         comm,
@@ -343,12 +343,7 @@ pub fn allgather(
     if blocks.len() != 2 {
         return Ok(false);
     }
-    let bytes = blocks
-        .iter()
-        .chain(send)
-        .map(|b| b.bytes())
-        .max()
-        .unwrap_or(0);
+    let bytes = largest(blocks.iter().chain(send));
     exchange(
         function,
         comm,
