@@ -5,7 +5,8 @@ cluster's first host placing ranks on that cluster's hosts through `crossmpi lab
 exec` (bench/impi/gridjob.py). Clusters have global addresses (IMPI hosts connect
 to each other directly) and an unshaped WAN with a one-way delay of 0 or 5 ms.
 
-- Every C test program of tests/mpi across 2 clusters at 0 ms, as 2+2 ranks when its
+- Every C test program of tests/mpi across 2 clusters at 0 ms (but those with an
+  `// impi: skip` or `// lab: skip` header), as 2+2 ranks when its
   `// ranks:` header allows 4, else as 1+1; its own header's expectations decide
   (the same ones tests/mpi/run.sh checks; `within=S` bounds the time between the
   first and the last cluster ending, since start-up through the lab takes longer
@@ -116,7 +117,8 @@ def program_cases():
     for name in program_names():
         src = os.path.join(MPI_TESTS, name + ".c")
         sizes = two_cluster_sizes(header(src, "ranks"))
-        if sizes is None or header(src, "impi"):
+        # `// impi: skip` rules out IMPI jobs, `// lab: skip` jobs spanning hosts.
+        if sizes is None or header(src, "impi") or header(src, "lab"):
             continue
         for arg in header(src, "args").split() or [""]:
             cases.append(("grid-impi-2.toml", 0, name, sizes, arg))

@@ -1,4 +1,5 @@
 // ranks: 2
+// lab: skip its ranks meet over a loopback socket, so they must share one host
 /* MPI_Comm_join: two processes connected by a socket of their own become an
  * intercommunicator of one process on each side, which carries messages and
  * collectives and merges. Without arguments ranks 0 and 1 of one job join; with

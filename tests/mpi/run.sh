@@ -19,6 +19,9 @@
 #                                          and stderr, repeatable)
 #   // expect-crossmpi: output~"dest"      further expectations on crossmpi only
 #   // impi: skip REASON                   not run in impi mode (REASON says why)
+#   // lab: skip REASON                    not run across the lab's hosts (its ranks must
+#                                          share one host; lab/tests/test_impi_grid.py),
+#                                          run here in every mode
 # A program exits 77 when the MPI lacks a feature of a newer standard; that counts as
 # skipped in peer mode only (crossmpi implements MPI 5.0, so there it is a failure).
 # Output: one line per run, then exactly "N passed, N failed".

@@ -49,6 +49,8 @@ pub struct ImpiJoined {
     pub tag_ub: i32,
     /// User data crosses clusters in external32 (see `impi_startup::external32_needed`).
     pub external32: bool,
+    /// The job's identity in every cluster (`impi_startup::job_identity`).
+    pub job: u64,
 }
 
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
@@ -576,6 +578,7 @@ fn impi_route(
         external32,
         host_of: layout.host_of.clone(),
         tag_ub: tables.tag_ub(),
+        job: impi_startup::job_identity(tables),
     })
 }
 

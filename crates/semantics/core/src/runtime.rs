@@ -286,6 +286,8 @@ impl Runtime {
         let mut st = State::new(rank, peers, cfg.eager_credit);
         st.pids = pids;
         st.tcp_eager = cfg.tcp_eager;
+        // The clusters of an IMPI job share its identity, not their PMI key spaces.
+        let impi_job = impi.as_ref().map(|j| j.job);
         let (impi, impi_server, impi_coll, host_of, tag_ub) = match impi {
             Some(j) => {
                 st.impi_eager = j.route.tr.max_data;
@@ -344,9 +346,10 @@ impl Runtime {
             topology: None,
             hints: BTreeMap::new(),
         });
-        let job = match pmi.as_ref() {
-            Some(p) => crate::bootstrap::fnv1a(p.kvsname().as_bytes()),
-            None => crate::bootstrap::fnv1a(
+        let job = match (impi_job, pmi.as_ref()) {
+            (Some(job), _) => job,
+            (None, Some(p)) => crate::bootstrap::fnv1a(p.kvsname().as_bytes()),
+            (None, None) => crate::bootstrap::fnv1a(
                 format!(
                     "{}/{}/{:?}",
                     bootstrap::node_identity(),

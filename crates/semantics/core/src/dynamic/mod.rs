@@ -53,7 +53,8 @@ pub struct Dynamic {
 }
 
 impl Dynamic {
-    /// `job` names the job (a hash of its PMI key space, or of the singleton process).
+    /// `job` names the job (a hash of its PMI key space, of an IMPI job's processes, or of
+    /// the singleton process).
     pub fn new(job: u64, world: u32) -> Dynamic {
         Dynamic {
             job_key: job & !0xffff_ffff,

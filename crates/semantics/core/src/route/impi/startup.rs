@@ -92,6 +92,22 @@ pub fn all_crossmpi(tables: &GlobalTables) -> bool {
         .all(|c| c.versions.iter().any(|v| v.major == CROSSMPI_VERSION.major))
 }
 
+/// The job's identity, the same in every cluster: a hash of the pids of all its
+/// processes in world order (each cluster has its own PMI key space, so that cannot name
+/// an IMPI job; a relay shows each cluster other hosts, but the same processes). It
+/// makes the processes of other clusters known to dynamic processes (`dynamic`), so
+/// accept/connect inside one IMPI job keeps their IMPI route.
+pub fn job_identity(tables: &GlobalTables) -> u64 {
+    let mut text = format!("impi/{}", tables.clients.len());
+    for c in &tables.clients {
+        text.push('/');
+        for p in &c.procs {
+            text.push_str(&format!("{},", p.pid));
+        }
+    }
+    crate::bootstrap::fnv1a(text.as_bytes())
+}
+
 /// Where this cluster joins: `CROSSMPI_IMPI_CLIENT` and `CROSSMPI_IMPI_SERVER`, which
 /// `mpirun -client RANK ADDR:PORT` sets.
 #[derive(Clone, Debug)]
@@ -550,6 +566,35 @@ mod tests {
         assert_eq!(host_towards(&t, 6, 2, 2), 2);
         t.clients[1].versions.last_mut().unwrap().minor = 3;
         assert_eq!(host_towards(&t, 4, 5, 5), 5);
+    }
+
+    #[test]
+    fn every_cluster_sees_the_same_job_identity() {
+        let card = |h: u8, pid| HostCard {
+            addr: std::net::IpAddr::from([10, 0, 0, h]),
+            port: 5000,
+            pid,
+        };
+        let t = GlobalTables {
+            clients: vec![
+                client_info(&cfg(), &[card(1, 11), card(2, 12)]),
+                client_info(&cfg(), &[card(3, 11), card(4, 13)]),
+            ],
+        };
+        let id = job_identity(&t);
+        // A cluster behind a relay sees the other client's processes on other hosts.
+        let mut through_relay = t.clone();
+        through_relay.clients[1] = client_info(&cfg(), &[card(9, 11), card(9, 13)]);
+        through_relay.clients[1].hosts.truncate(1);
+        assert_eq!(job_identity(&through_relay), id);
+        // Other processes, or the same ones split otherwise, are another job.
+        let mut other = t.clone();
+        other.clients[1].procs[1].pid = 14;
+        assert_ne!(job_identity(&other), id);
+        let mut split = t;
+        let moved = split.clients[0].procs.pop().unwrap();
+        split.clients[1].procs.insert(0, moved);
+        assert_ne!(job_identity(&split), id);
     }
 
     #[test]
