@@ -314,6 +314,8 @@ mod tests {
         max: u64,
         calls: Arc<Mutex<Vec<(u64, u64)>>>,
         fail_with: Option<i32>,
+        /// Whether it has conversion functions (else MPI_CONVERSION_FN_NULL).
+        converts: bool,
     }
 
     impl Conversions for Widen {
@@ -321,10 +323,10 @@ mod tests {
             Ok(if b == Basic::Int { 8 } else { b.size() })
         }
         fn writes(&self) -> bool {
-            true
+            self.converts
         }
         fn reads(&self) -> bool {
-            true
+            self.converts
         }
         fn max_items(&self) -> u64 {
             self.max
@@ -361,12 +363,13 @@ mod tests {
     type Calls = Arc<Mutex<Vec<(u64, u64)>>>;
 
     /// The representation and the (position, count) of each conversion call.
-    fn widen(max: u64, fail_with: Option<i32>) -> (Datarep, Calls) {
+    fn widen(max: u64, fail_with: Option<i32>, converts: bool) -> (Datarep, Calls) {
         let calls = Calls::default();
         let conv = Widen {
             max,
             calls: calls.clone(),
             fail_with,
+            converts,
         };
         let u = UserRep {
             name: "widen".into(),
@@ -378,7 +381,7 @@ mod tests {
     #[test]
     fn user_conversions_run_in_whole_elements_with_advancing_positions() {
         let pair = Datatype::contiguous(2, &Datatype::basic(Basic::Int)).unwrap();
-        let (rep, calls) = widen(3, None);
+        let (rep, calls) = widen(3, None, true);
         assert_eq!(rep.type_size("t", &pair).unwrap(), 16);
         let mut ints: Vec<i32> = vec![1, -2, 3, -4, 5, -6];
         let buf = UserBuf::new(ints.as_mut_ptr() as usize, 3, pair.clone());
@@ -400,9 +403,9 @@ mod tests {
     }
 
     #[test]
-    fn a_conversion_error_keeps_the_applications_code() {
+    fn conversion_errors_view_types_and_null_functions() {
         let int = Datatype::basic(Basic::Int);
-        let (rep, _) = widen(100, Some(4242));
+        let (rep, _) = widen(100, Some(4242), true);
         let mut v = [7i32];
         let buf = UserBuf::new(v.as_mut_ptr() as usize, 1, int.clone());
         let e = rep.encode("MPI_File_write", &buf).unwrap_err();
@@ -415,16 +418,26 @@ mod tests {
         assert_eq!(e.class, crate::Class::File(FileClass::UnsupportedDatarep));
         let byte = Datatype::basic(Basic::Byte);
         assert!(rep.check_view_type("t", "etype", &byte).is_ok());
+        // Without conversion functions the file holds native bytes, which ints (8 bytes
+        // in this representation's files) cannot be.
+        let (plain, calls) = widen(100, None, false);
+        let e = plain.encode("MPI_File_write", &buf).unwrap_err();
+        assert_eq!(e.class, crate::Class::File(FileClass::UnsupportedDatarep));
+        let mut bytes = [1u8, 2];
+        let raw = UserBuf::new(bytes.as_mut_ptr() as usize, 2, byte);
+        assert_eq!(&*plain.encode("t", &raw).unwrap(), &[1, 2]);
+        assert!(calls.lock().unwrap().is_empty());
     }
 
     #[test]
     fn names_are_registered_once() {
-        let (_, calls) = widen(1, None);
+        let (_, calls) = widen(1, None, true);
         let conv = || {
             Box::new(Widen {
                 max: 1,
                 calls: calls.clone(),
                 fail_with: None,
+                converts: true,
             })
         };
         assert!(Datarep::register("t", "unit-test-rep", conv()).is_ok());
