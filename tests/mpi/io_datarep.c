@@ -1,11 +1,12 @@
 // ranks: 1 2 4
 /* User-defined data representations (MPI_Register_datarep and _c): a representation
  * storing ints as 8-byte big-endian in the file (file extent 8, native 4) written and
- * read through interleaved byte views, independent and collective, with the file's
- * bytes checked exactly through "native"; one storing ints byte-swapped registered
- * with MPI_Count callbacks, under an int view; one without conversion functions
- * (native bytes). Errors: a name taken, an unknown name in MPI_File_set_view, a view
- * type whose size differs in the file, and a conversion function's own error code
+ * read through interleaved byte views and an int view (its filetype's displacements
+ * scaled to the file's sizes), independent and collective, with the file's bytes
+ * checked exactly through "native"; one storing ints byte-swapped registered with
+ * MPI_Count callbacks, under an int view; one without conversion functions (native
+ * bytes); and an external32 view of longs (4 bytes in the file). Errors: a name taken,
+ * an unknown name in MPI_File_set_view and a conversion function's own error code
  * returned to the caller. Open MPI 4.1 and MPICH 4.0 do not convert user representations,
  * so in peer mode the program is skipped (exit 77) when registration fails. */
 #include "io_common.h"
@@ -139,6 +140,14 @@ static MPI_Datatype interleaved(int n, MPI_Datatype t) {
   return filetype;
 }
 
+/* Opens a new file named after `what` (its name into `path`, 128 bytes) for all. */
+static MPI_File open_new(const char *what, char *path) {
+  MPI_File fh;
+  io_name(path, 128, what);
+  MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  return fh;
+}
+
 /* The `n` bytes of the file once every rank's writes are in (free them). */
 static unsigned char *file_bytes(MPI_File fh, const char *path, long n) {
   MPI_OK(MPI_File_sync(fh));
@@ -158,11 +167,43 @@ static void close_and_delete(MPI_File *fh, const char *path, MPI_Datatype *filet
 /* The file byte where rank r's stream byte s lies: 16-byte blocks, interleaved. */
 static long wide_offset(int r, long s) { return (s / 16 * t_size + r) * 16 + s % 16; }
 
+/* An int etype in WIDE: the filetype (a subarray, which scales) gives rank r the r-th of
+ * every t_size ints, 8 bytes each in the file, after the 64 bytes per rank before. */
+static void wide_int_view(MPI_File fh, const char *path) {
+  MPI_Datatype ft;
+  int sizes[1] = {t_size}, sub[1] = {1}, starts[1] = {t_rank};
+  MPI_OK(MPI_Type_create_subarray(1, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &ft));
+  MPI_OK(MPI_Type_commit(&ft));
+  MPI_Offset disp = 64L * t_size, where;
+  MPI_OK(MPI_File_set_view(fh, disp, MPI_INT, ft, WIDE, MPI_INFO_NULL));
+  MPI_Aint ext = 0;
+  MPI_OK(MPI_File_get_type_extent(fh, ft, &ext));
+  CHECK(ext == 8L * t_size, "the filetype's file extent is %ld", (long)ext);
+  MPI_OK(MPI_File_get_byte_offset(fh, 1, &where));
+  CHECK(where == disp + 8L * (t_size + t_rank), "etype 1 lies at byte %lld", (long long)where);
+  int out[4], in[4];
+  for (int i = 0; i < 4; i++) out[i] = value(t_rank, 10 + i);
+  MPI_Status st;
+  MPI_OK(MPI_File_write_at_all(fh, 0, out, 3, MPI_INT, &st));
+  MPI_OK(MPI_File_write_at(fh, 3, out + 3, 1, MPI_INT, &st));
+  unsigned char *bytes = file_bytes(fh, path, 96L * t_size);
+  for (int r = 0; r < t_size; r++)
+    for (int i = 0; i < 4; i++) {
+      const unsigned char *p = bytes + disp + 8L * (i * t_size + r);
+      uint64_t want = (uint64_t)(int64_t)value(r, 10 + i);
+      for (int b = 0; b < 8; b++)
+        CHECK(p[b] == (unsigned char)(want >> (56 - 8 * b)), "int view: rank %d int %d byte %d is %d", r, i, b, p[b]);
+    }
+  free(bytes);
+  memset(in, 0, sizeof in);
+  MPI_OK(MPI_File_read_at_all(fh, 0, in, 4, MPI_INT, &st));
+  for (int i = 0; i < 4; i++) CHECK(in[i] == out[i], "int view: int %d read back as %d", i, in[i]);
+  MPI_OK(MPI_Type_free(&ft));
+}
+
 static void wide(void) {
   char path[128];
-  io_name(path, sizeof path, "wide");
-  MPI_File fh;
-  MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  MPI_File fh = open_new("wide", path);
   MPI_Datatype filetype = interleaved(16, MPI_BYTE);
   MPI_OK(MPI_File_set_view(fh, 0, MPI_BYTE, filetype, WIDE, MPI_INFO_NULL));
   char rep[MPI_MAX_DATAREP_STRING];
@@ -220,10 +261,7 @@ static void wide(void) {
   CHECK(rc == MPI_ERR_CONVERSION, "read with a type the function refuses returned %d", rc);
   MPI_OK(MPI_Type_free(&two));
 
-  /* Views place bytes by the memory typemap: an int etype (8 bytes in the file) is
-   * refused, as is a name nobody registered. */
-  IO_EXPECT(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, WIDE, MPI_INFO_NULL), MPI_ERR_UNSUPPORTED_DATAREP,
-            "MPI_File_set_view", "etype");
+  wide_int_view(fh, path);
   IO_EXPECT(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "crossmpi-unregistered", MPI_INFO_NULL),
             MPI_ERR_UNSUPPORTED_DATAREP, "MPI_File_set_view", "datarep");
   close_and_delete(&fh, path, &filetype);
@@ -233,9 +271,7 @@ static void wide(void) {
  * native bytes after it. */
 static void swapped(void) {
   char path[128];
-  io_name(path, sizeof path, "swap");
-  MPI_File fh;
-  MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  MPI_File fh = open_new("swap", path);
   MPI_Datatype filetype = interleaved(1, MPI_INT);
   MPI_OK(MPI_File_set_view(fh, 0, MPI_INT, filetype, SWAP, MPI_INFO_NULL));
   int out[6], in[6];
@@ -265,11 +301,42 @@ static void swapped(void) {
   close_and_delete(&fh, path, &filetype);
 }
 
+/* external32 views of a type of another size in the file (MPI_LONG: 8 bytes native, 4
+ * in external32): a vector of every other long places 4-byte longs 8 bytes apart, tiles
+ * every 12 bytes. */
+static void external32_longs(void) {
+  char path[128];
+  MPI_File fh = open_new("longs", path);
+  MPI_Datatype ft;
+  MPI_OK(MPI_Type_vector(2, 1, 2, MPI_LONG, &ft));
+  MPI_OK(MPI_Type_commit(&ft));
+  MPI_OK(MPI_File_set_view(fh, 24L * t_rank, MPI_LONG, ft, "external32", MPI_INFO_NULL));
+  long out[4], in[4];
+  for (int i = 0; i < 4; i++) out[i] = (t_rank + 1) * 100 + i;
+  MPI_Status st;
+  MPI_OK(MPI_File_write_all(fh, out, 4, MPI_LONG, &st));
+  unsigned char *bytes = file_bytes(fh, path, 24L * t_size);
+  static const int at[4] = {0, 8, 12, 20};
+  for (int r = 0; r < t_size; r++)
+    for (int i = 0; i < 4; i++) {
+      const unsigned char *p = bytes + 24L * r + at[i];
+      long want = (r + 1) * 100 + i;
+      for (int b = 0; b < 4; b++)
+        CHECK(p[b] == (unsigned char)(want >> (24 - 8 * b)), "rank %d long %d byte %d is %d", r, i, b, p[b]);
+    }
+  free(bytes);
+  MPI_OK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+  MPI_OK(MPI_File_read(fh, in, 4, MPI_LONG, &st));
+  for (int i = 0; i < 4; i++) CHECK(in[i] == out[i], "long %d read back as %ld", i, in[i]);
+  close_and_delete(&fh, path, &ft);
+}
+
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "io_datarep");
   registration();
   wide();
   swapped();
+  external32_longs();
   t_finish();
   return 0;
 }

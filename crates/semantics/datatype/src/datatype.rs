@@ -423,6 +423,10 @@ impl Datatype {
         &self.0.frag.sig
     }
 
+    pub(crate) fn ctor(&self) -> &Ctor {
+        &self.0.ctor
+    }
+
     pub(crate) fn layout(&self) -> &Node {
         &self.0.frag.layout
     }

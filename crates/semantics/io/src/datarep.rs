@@ -174,51 +174,55 @@ impl Datarep {
         matches!(self, Datarep::Native | Datarep::Internal)
     }
 
-    /// Bytes one element of `t` takes in the file.
-    pub fn type_size(&self, function: &str, t: &Datatype) -> IoResult<u64> {
-        let basic = |b: Basic| match self {
+    /// Bytes one element of `b` takes in the file.
+    fn basic_size(&self, function: &str, b: Basic) -> IoResult<u64> {
+        match self {
             Datarep::Native | Datarep::Internal => Ok(b.size()),
             Datarep::External32 => Ok(b.external32_size()),
             Datarep::User(u) => u.conv.file_extent(function, b),
-        };
+        }
+    }
+
+    /// Bytes one element of `t` takes in the file.
+    pub fn type_size(&self, function: &str, t: &Datatype) -> IoResult<u64> {
         if self.is_native() {
             return Ok(t.size());
         }
         let mut total = 0u64;
         for (b, n) in t.basic_runs() {
-            total = total.saturating_add(basic(b)?.saturating_mul(n));
+            total = total.saturating_add(self.basic_size(function, b)?.saturating_mul(n));
         }
         Ok(total)
     }
 
-    /// `MPI_File_get_type_extent`: the size in the file for a type whose data is dense,
-    /// else its memory extent.
-    pub fn type_extent(&self, function: &str, t: &Datatype) -> IoResult<i64> {
-        if t.extent() == t.size() as i64 {
-            Ok(self.type_size(function, t)? as i64)
-        } else {
-            Ok(t.extent())
+    /// `t` as laid out in the file: each basic type replaced by as many bytes as it
+    /// takes in the file, the constructors applied again (the displacements they take in
+    /// elements scale, those in bytes stay). A view's etype and filetype place file bytes
+    /// through this form.
+    pub fn file_type(&self, function: &str, t: &Datatype) -> IoResult<Datatype> {
+        if self.is_native() {
+            return Ok(t.clone());
         }
+        let mut forms: Vec<(Basic, u64)> = Vec::new();
+        for (b, _) in t.basic_runs() {
+            if !forms.iter().any(|f| f.0 == b) {
+                forms.push((b, self.basic_size(function, b)?));
+            }
+        }
+        if forms.iter().all(|&(b, n)| n == b.size()) {
+            return Ok(t.clone());
+        }
+        let byte = Datatype::basic(Basic::Byte);
+        let swap = |b: Basic| {
+            let n = forms.iter().find(|f| f.0 == b).map_or(b.size(), |f| f.1);
+            Datatype::contiguous(n, &byte).unwrap_or_else(|_| Datatype::basic(b))
+        };
+        t.with_basics(&swap).map_err(|e| type_error(function, e))
     }
 
-    /// Views place file bytes by the filetype's typemap as built in memory, so the etype
-    /// and filetype must have the same size in the file as in memory.
-    pub fn check_view_type(&self, function: &str, arg: &str, t: &Datatype) -> IoResult<()> {
-        let file = self.type_size(function, t)?;
-        if file != t.size() {
-            return Err(IoError::file(
-                FileClass::UnsupportedDatarep,
-                function,
-                arg,
-                format!("{t:?}"),
-                format!(
-                    "its {} size {file} differs from its native size {}; build views of types of equal sizes",
-                    self.name(),
-                    t.size()
-                ),
-            ));
-        }
-        Ok(())
+    /// `MPI_File_get_type_extent`: the extent of the type's file form.
+    pub fn type_extent(&self, function: &str, t: &Datatype) -> IoResult<i64> {
+        Ok(self.file_type(function, t)?.extent())
     }
 
     /// Bytes `buf` occupies in the file.
@@ -403,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn conversion_errors_view_types_and_null_functions() {
+    fn conversion_errors_file_forms_and_null_functions() {
         let int = Datatype::basic(Basic::Int);
         let (rep, _) = widen(100, Some(4242), true);
         let mut v = [7i32];
@@ -411,13 +415,12 @@ mod tests {
         let e = rep.encode("MPI_File_write", &buf).unwrap_err();
         assert_eq!(e.code, Some(4242));
         assert!(e.message.contains("MPI_File_write") && e.message.contains("write_conversion_fn"));
-        // Views of types whose file size differs are refused.
-        let e = rep
-            .check_view_type("MPI_File_set_view", "etype", &int)
-            .unwrap_err();
-        assert_eq!(e.class, crate::Class::File(FileClass::UnsupportedDatarep));
+        // File forms: element strides scale with the file's int size.
+        let v = Datatype::vector(2, 1, 3, &int).unwrap();
+        let f = rep.file_type("t", &v).unwrap();
+        assert_eq!((f.size(), f.extent()), (16, 32));
+        assert_eq!(rep.type_extent("t", &v).unwrap(), 32);
         let byte = Datatype::basic(Basic::Byte);
-        assert!(rep.check_view_type("t", "etype", &byte).is_ok());
         // Without conversion functions the file holds native bytes, which ints (8 bytes
         // in this representation's files) cannot be.
         let (plain, calls) = widen(100, None, false);
