@@ -1,11 +1,12 @@
 ! ranks: 1 2
-! requires: MPI_Register_datarep MPI_File_open MPI_File_set_view MPI_File_write_at MPI_File_read_at MPI_File_close MPI_File_delete
+! requires: MPI_Register_datarep MPI_File_open MPI_File_set_view MPI_File_write_at MPI_File_read_at MPI_File_write_at_all MPI_File_read_at_all MPI_File_close MPI_File_delete
 ! A user data representation written in Fortran: MPI_REGISTER_DATAREP with read and
 ! write conversion procedures (buffers, datatype, count, position and extra state by
 ! reference) and an extent procedure, called by the library through C; and one with
-! MPI_CONVERSION_FN_NULL, which stores the data as it is. A library that does not
-! convert user representations (Open MPI 4.1 and MPICH 4.0 do not) must say so with
-! MPI_ERR_CONVERSION or MPI_ERR_UNSUPPORTED_OPERATION in ierror.
+! MPI_CONVERSION_FN_NULL, which stores the data as it is. Writes independent and
+! collective; a conversion procedure's error code comes back in ierror. crossmpi must
+! convert; a peer library that does not (Open MPI 4.1 and MPICH 4.0 do not) must say so
+! with MPI_ERR_CONVERSION or MPI_ERR_UNSUPPORTED_OPERATION in ierror.
 module datarep_procs
   use mpi
   implicit none
@@ -54,15 +55,20 @@ program datarep
   use checks
   use datarep_procs
   implicit none
-  integer :: ierr, rank, fh, i, values(3), back(3), plain(3), errclass
+  integer :: ierr, rank, nranks, fh, i, values(3), back(3), plain(3), errclass, envlen
   integer(kind=MPI_OFFSET_KIND) :: at
   character(len=64) :: path
+  character(len=8) :: peer
+  real :: reals(3)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+  call get_environment_variable('CROSSMPI_TEST_PEER', peer, envlen)
   call MPI_Register_datarep('negated', read_negated, write_negated, file_extent, &
                             1000_MPI_ADDRESS_KIND, ierr)
   if (ierr /= MPI_SUCCESS) then
+    call check(peer == '1', 'MPI_Register_datarep with Fortran conversions succeeds')
     call MPI_Error_class(ierr, errclass, i)
     call check(errclass == MPI_ERR_CONVERSION .or. errclass == MPI_ERR_UNSUPPORTED_OPERATION, &
                'MPI_Register_datarep fails with a conversion or unsupported-operation class')
@@ -89,6 +95,20 @@ program datarep
   call check(writes >= 1 .and. extents >= 1, 'write conversion and extent procedures called')
   call MPI_File_read_at(fh, at, back, 3, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
   call check(reads >= 1 .and. all(back == values), 'read conversion undoes the write one')
+  ! The same collectively, after every rank's first three.
+  at = 3 * nranks + 3 * rank
+  i = writes
+  call MPI_File_write_at_all(fh, at, values, 3, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  call check_success(ierr, 'MPI_File_write_at_all')
+  call check(writes > i, 'the collective write converts')
+  back = 0
+  call MPI_File_read_at_all(fh, at, back, 3, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  call check(all(back == values), 'the collective read converts back')
+  ! write_negated refuses other types: its code is the call's.
+  reals = 1.0
+  call MPI_File_write_at(fh, at, reals, 3, MPI_REAL, MPI_STATUS_IGNORE, ierr)
+  call check(ierr == MPI_ERR_TYPE, 'the conversion procedure''s error code is returned')
+  at = 3 * rank
 
   call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'native', &
                          MPI_INFO_NULL, ierr)

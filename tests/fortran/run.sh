@@ -19,6 +19,8 @@
 # added to the C library later gets Fortran bindings that compile, and by calling the
 # callback trampolines and string conversions of fortran/support.f90 from C
 # (tests/fortran/unit), which the wrappers of functions not exported yet rely on.
+# With --peer, programs run with CROSSMPI_TEST_PEER=1 (as tests/mpi/run.sh does), so
+# they can accept what a peer leaves out and still require it of crossmpi.
 # checks.f90 (module `checks`) is compiled into every program. A program passes when it
 # exits 0 and prints "OK NAME". Output: one line per run (PASS, FAIL or SKIP), then
 # "N passed, N failed, N skipped"; the exit status is 0 when nothing failed.
@@ -31,6 +33,7 @@ if [ "$1" = --peer ]; then
   [ "${2:-}" = openmpi ] || usage
   shift 2
   peer=openmpi fc=mpif90.openmpi cc=mpicc.openmpi
+  export CROSSMPI_TEST_PEER=1
   launch=(mpirun.openmpi --allow-run-as-root --oversubscribe)
   build="$root/build/tests/fortran/openmpi"
   exported=$(nm -D --defined-only "$(mpicc.openmpi --showme:libdirs)/libmpi.so" 2>/dev/null | awk '{print $3}')

@@ -5,6 +5,7 @@
 
 use crate::consts::*;
 use crate::error::{self, CommErrhandlerFn};
+use crate::file_datarep::{self, Conversion, ConversionFn, ConversionFnC, ExtentFn, Functions};
 use crate::file_errors::{self, raise};
 use crate::handle::{self, store_status, Kind, MpiStatus};
 use crate::util::{in_string, out, out_string};
@@ -534,51 +535,23 @@ export! {
         MPI_SUCCESS
     }
 
-    fn MPI_Register_datarep / PMPI_Register_datarep(datarep: *const c_char, _read: *const c_void, _write: *const c_void, _extent: *const c_void, _extra: *mut c_void) -> c_int {
-        register_datarep("MPI_Register_datarep", datarep)
+    fn MPI_Register_datarep / PMPI_Register_datarep(datarep: *const c_char, read: Option<ConversionFn>, write: Option<ConversionFn>, extent: Option<ExtentFn>, extra: *mut c_void) -> c_int {
+        let (read, write) = (read.map(Conversion::Int), write.map(Conversion::Int));
+        let given = Functions { read, write, extent, extra, large: false };
+        call(MPI_FILE_NULL, || file_datarep::register("MPI_Register_datarep", datarep, given))
     }
 
-    fn MPI_Register_datarep_c / PMPI_Register_datarep_c(datarep: *const c_char, _read: *const c_void, _write: *const c_void, _extent: *const c_void, _extra: *mut c_void) -> c_int {
-        register_datarep("MPI_Register_datarep_c", datarep)
+    fn MPI_Register_datarep_c / PMPI_Register_datarep_c(datarep: *const c_char, read: Option<ConversionFnC>, write: Option<ConversionFnC>, extent: Option<ExtentFn>, extra: *mut c_void) -> c_int {
+        let (read, write) = (read.map(Conversion::Large), write.map(Conversion::Large));
+        let given = Functions { read, write, extent, extra, large: true };
+        call(MPI_FILE_NULL, || file_datarep::register("MPI_Register_datarep_c", datarep, given))
     }
 }
 
-/// `MPI_File_get_type_extent`: the extent in the file's representation (external32
-/// sizes for types whose data is dense, else the memory extent).
+/// `MPI_File_get_type_extent`: the extent in the file's representation (its sizes for
+/// types whose data is dense, else the memory extent).
 fn type_extent(f: &str, fh: usize, datatype: usize) -> IoResult<i64> {
     let t = types::lookup(f, "datatype", datatype)?;
-    let external = with_file(f, fh, |file| {
-        Ok(file.view().datarep == crossmpi_io::Datarep::External32)
-    })?;
-    Ok(if external && t.extent() == t.size() as i64 {
-        t.external32_size(1) as i64
-    } else {
-        t.extent()
-    })
-}
-
-/// User data representations are not supported: the standard's names are taken
-/// (`MPI_ERR_DUP_DATAREP`), registering any other fails with
-/// `MPI_ERR_UNSUPPORTED_OPERATION` (the class the standard's programs test for a library
-/// that does not convert user representations).
-fn register_datarep(f: &str, datarep: *const c_char) -> c_int {
-    call(MPI_FILE_NULL, || {
-        let name = in_string(f, "datarep", datarep)?;
-        Err(match crossmpi_io::Datarep::parse(f, &name) {
-            Ok(_) => IoError::file(
-                FileClass::DupDatarep,
-                f,
-                "datarep",
-                format!("\"{name}\""),
-                "a predefined representation",
-            ),
-            Err(_) => IoError::file(
-                FileClass::UnsupportedOperation,
-                f,
-                "datarep",
-                format!("\"{name}\""),
-                "crossmpi converts no user-defined data representations",
-            ),
-        })
-    })
+    let rep = with_file(f, fh, |file| Ok(file.view().datarep.clone()))?;
+    rep.type_extent(f, &t)
 }

@@ -64,9 +64,10 @@ pub fn dispatch(handler: usize, fh: usize, e: &MpiError, mut code: c_int) -> c_i
     }
 }
 
-/// Registers an I/O error and hands it to `handler`.
+/// Registers an I/O error and hands it to `handler` (an application's own code as it
+/// is).
 pub fn raise(handler: usize, fh: usize, e: &IoError) -> c_int {
     let m = to_mpi(e);
-    let code = error::register(&m);
+    let code = e.code.unwrap_or_else(|| error::register(&m));
     dispatch(handler, fh, &m, code)
 }

@@ -42,6 +42,7 @@ mod datatype;
 mod env;
 mod error;
 mod file;
+mod file_datarep;
 mod file_errors;
 mod group;
 mod handle;

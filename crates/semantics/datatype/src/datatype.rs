@@ -413,8 +413,18 @@ impl Datatype {
         self.0.ctor.contents(self.0.large_counts)
     }
 
+    /// One element's type signature as runs of (basic type, count), in order: what a
+    /// data representation with its own sizes per basic type needs to size and convert.
+    pub fn basic_runs(&self) -> Vec<(Basic, u64)> {
+        self.signature().runs().collect()
+    }
+
     pub(crate) fn signature(&self) -> &crate::signature::Sig {
         &self.0.frag.sig
+    }
+
+    pub(crate) fn ctor(&self) -> &Ctor {
+        &self.0.ctor
     }
 
     pub(crate) fn layout(&self) -> &Node {

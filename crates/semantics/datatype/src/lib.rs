@@ -22,6 +22,7 @@ mod fragment;
 mod layout;
 pub mod op;
 mod pack;
+mod rebuild;
 mod signature;
 
 pub use basic::Basic;

@@ -106,6 +106,9 @@ impl Class {
 pub struct IoError {
     pub class: Class,
     pub message: String,
+    /// An error code the application's own function returned (a data conversion
+    /// function), which the call returns as it is.
+    pub code: Option<i32>,
 }
 
 pub type IoResult<T> = Result<T, IoError>;
@@ -131,6 +134,7 @@ impl IoError {
                 "{function}: {}: argument {argument} = {value}{tail}",
                 class.describe()
             ),
+            code: None,
         }
     }
 
@@ -170,6 +174,21 @@ impl IoError {
         IoError::file(class, function, "filename", path, format!("{what}: {e}"))
     }
 
+    /// A user function of `kind` failed with the application's error `code` (of class
+    /// `class`), which the call returns.
+    pub fn user_code(class: Class, function: &str, kind: &str, code: i32) -> IoError {
+        IoError {
+            code: Some(code),
+            ..IoError::arg(
+                class,
+                function,
+                kind,
+                code,
+                "the application's function returned this error code",
+            )
+        }
+    }
+
     /// The core class nearest to this error's class, for layers that only know the
     /// core's classes.
     pub fn nearest_core_class(&self) -> ErrorClass {
@@ -193,6 +212,7 @@ impl From<MpiError> for IoError {
         IoError {
             class: Class::Core(e.class),
             message: e.message,
+            code: None,
         }
     }
 }

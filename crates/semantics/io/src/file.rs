@@ -383,7 +383,7 @@ impl File {
         buf: &UserBuf,
         collective: bool,
     ) -> IoResult<(Vec<Extent>, u64)> {
-        let len = self.view.datarep.file_bytes(buf);
+        let len = self.view.datarep.file_bytes(function, buf)?;
         let n = self.etypes(function, len)?;
         let start = if collective {
             self.collective_start(function, at, n)?
@@ -403,7 +403,14 @@ impl File {
         collective: bool,
     ) -> IoResult<u64> {
         self.check_access(function, true, at)?;
-        let data = self.view.datarep.encode(function, buf)?;
+        let data = self.view.datarep.encode(function, buf);
+        if collective && !self.view.datarep.is_native() {
+            // A conversion that fails on one process must not leave the others waiting
+            // in the exchange.
+            let converted = data.as_ref().map(|_| ()).map_err(|e| e.clone());
+            agree(function, self.team.as_ref(), converted)?;
+        }
+        let data = data?;
         let (extents, _) = self.place(function, at, buf, collective)?;
         if collective {
             collective::write(
@@ -430,12 +437,14 @@ impl File {
         collective: bool,
     ) -> IoResult<u64> {
         self.check_access(function, false, at)?;
-        let rep = self.view.datarep;
+        let rep = self.view.datarep.clone();
         let (extents, n) = self.place(function, at, buf, collective)?;
         let have = present(&extents, self.size(function)?);
-        let len = rep.file_bytes(buf) as usize;
-        let direct = !collective && rep != Datarep::External32 && extents.len() == 1;
-        let got = match buf.dense_mut(0, len).filter(|_| direct) {
+        let len = rep.file_bytes(function, buf)? as usize;
+        let direct = !collective && rep.is_native() && extents.len() == 1;
+        // `len` counts file bytes, which only native data has as many of as memory.
+        let dense = if direct { buf.dense_mut(0, len) } else { None };
+        let got = match dense {
             Some(dst) => {
                 collective::read_extents(function, self.disk(), &extents, dst)?;
                 have
@@ -448,7 +457,7 @@ impl File {
                 } else {
                     collective::read_extents(function, self.disk(), &extents, &mut data)?;
                 }
-                rep.decode(&data, have as usize, buf)
+                rep.decode(function, &data, have as usize, buf)?
             }
         };
         // An individual pointer advances by what was read, not by what was asked.

@@ -17,6 +17,8 @@ pub struct View {
     pub etype: Datatype,
     pub filetype: Datatype,
     pub datarep: Datarep,
+    /// Bytes of one etype in the file.
+    etype_size: u64,
     /// Runs of one tile relative to the tile's start, increasing and disjoint.
     runs: Vec<Extent>,
     /// Stream offset of each run, and last the bytes of one tile.
@@ -33,6 +35,7 @@ impl View {
             etype: byte.clone(),
             filetype: byte,
             datarep: Datarep::Native,
+            etype_size: 1,
             runs: vec![(0, 1)],
             starts: vec![0, 1],
             extent: 1,
@@ -41,7 +44,8 @@ impl View {
 
     /// `MPI_File_set_view`'s checks: the filetype holds whole etypes, its typemap is
     /// non-negative and increasing (the standard's rule for filetypes), and a tile ends
-    /// before the next begins.
+    /// before the next begins. The etype and filetype place file bytes in their file
+    /// forms (`Datarep::file_type`: the representation's sizes of the basic types).
     pub fn new(
         function: &str,
         disp: u64,
@@ -52,22 +56,22 @@ impl View {
         let bad = |arg: &str, t: &Datatype, why: String| {
             IoError::core(ErrorClass::Type, function, arg, format!("{t:?}"), why)
         };
-        if etype.size() == 0 {
+        let file_etype = datarep.file_type(function, &etype)?;
+        let file_filetype = datarep.file_type(function, &filetype)?;
+        let etype_size = file_etype.size();
+        if etype_size == 0 {
             return Err(bad("etype", &etype, "an etype must hold data".into()));
         }
-        if filetype.size() == 0 || !filetype.size().is_multiple_of(etype.size()) {
+        if file_filetype.size() == 0 || !file_filetype.size().is_multiple_of(etype_size) {
             return Err(bad(
                 "filetype",
                 &filetype,
                 format!(
-                    "its size must be a positive multiple of the etype's {} bytes",
-                    etype.size()
+                    "its size must be a positive multiple of the etype's {etype_size} bytes in the file"
                 ),
             ));
         }
-        datarep.check_view_type(function, "etype", &etype)?;
-        datarep.check_view_type(function, "filetype", &filetype)?;
-        let raw = flatten::runs(function, &filetype)?;
+        let raw = flatten::runs(function, &file_filetype)?;
         let mut runs = Vec::with_capacity(raw.len());
         let mut end = i64::MIN;
         for &(d, len) in &raw {
@@ -83,7 +87,7 @@ impl View {
             end = d + len as i64;
             runs.push((d as u64, len));
         }
-        let extent = filetype.extent();
+        let extent = file_filetype.extent();
         let first = raw.first().map_or(0, |r| r.0);
         if extent <= 0 || end - first > extent {
             return Err(bad(
@@ -106,6 +110,7 @@ impl View {
             etype,
             filetype,
             datarep,
+            etype_size,
             runs,
             starts,
             extent: extent as u64,
@@ -114,7 +119,7 @@ impl View {
 
     /// Bytes of one etype in the file.
     pub fn etype_size(&self) -> u64 {
-        self.etype.size()
+        self.etype_size
     }
 
     fn tile_size(&self) -> u64 {
@@ -220,6 +225,17 @@ mod tests {
         assert_eq!(v.extents(10, 1 << 30), vec![(10, 1 << 30)]);
         let v = View::new("t", 7, int(), int(), Datarep::Native).unwrap();
         assert_eq!(v.extents(4, 8), vec![(11, 8)]);
+    }
+
+    #[test]
+    fn external32_views_place_bytes_by_file_sizes() {
+        // Every other long: 4-byte longs 8 bytes apart in the file, tiles every 12.
+        let long = Datatype::basic(Basic::Long);
+        let ft = Datatype::vector(2, 1, 2, &long).unwrap();
+        let v = View::new("t", 100, long, ft, Datarep::External32).unwrap();
+        assert_eq!(v.etype_size(), 4);
+        assert_eq!(v.extents(0, 16), vec![(100, 4), (108, 8), (120, 4)]);
+        assert_eq!(v.file_offset(12), 120);
     }
 
     #[test]
