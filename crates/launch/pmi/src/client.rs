@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
 
 /// The connection to the launcher.
 #[derive(Debug)]
@@ -31,6 +32,13 @@ impl Stream {
         match self {
             Stream::Inherited(s) => s.read(buf),
             Stream::Tcp(s) => s.read(buf),
+        }
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Stream::Inherited(s) => s.set_read_timeout(timeout),
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
         }
     }
 }
@@ -388,12 +396,32 @@ impl Client {
         }
     }
 
-    /// Tells the launcher to end the whole job with exit status `code`. The message
+    /// Tells the launcher to end the whole job with exit status `code`, then keeps the
+    /// connection open until the launcher closes it or `linger` passes. The message
     /// travels as one word (spaces become `_`, at most 256 bytes); the launcher prints it.
-    pub fn abort(&mut self, code: i32, message: &str) -> Result<(), Error> {
+    ///
+    /// Why linger: a launcher may still be writing to this connection when the abort
+    /// arrives, and Hydra's proxy treats a write to a rank that has already gone as its
+    /// own failure — it dies, and the job ends with SIGPIPE (141) instead of `code`.
+    /// Waiting for the launcher to act first makes the abort code the job's status.
+    pub fn abort(&mut self, code: i32, message: &str, linger: Duration) -> Result<(), Error> {
         let word = one_word(message);
         let message = (!word.is_empty()).then_some(word);
-        self.call(Command::Abort { code, message }).map(drop)
+        self.call(Command::Abort { code, message })?;
+        let deadline = Instant::now() + linger;
+        let mut sink = [0u8; 4096];
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            if left.is_zero() || self.stream.set_read_timeout(Some(left)).is_err() {
+                break;
+            }
+            match self.stream.read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        Ok(())
     }
 
     /// Ends the PMI session (after the last `fence`).

@@ -8,11 +8,14 @@ use std::io::{Read, Write};
 use std::os::fd::IntoRawFd;
 use std::os::unix::net::UnixStream;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-/// Serves one connection of a one-rank job until it closes; returns the events seen.
+/// Serves one connection of a one-rank job until it closes, or until it aborts when
+/// `close_on_abort` (as a launcher that ends the job does); returns the events seen.
 fn serve<S: Read + Write + Send + 'static>(
     mut stream: S,
     rank: Option<usize>,
+    close_on_abort: bool,
 ) -> JoinHandle<Vec<Event>> {
     std::thread::spawn(move || {
         let spec = JobSpec {
@@ -35,6 +38,9 @@ fn serve<S: Read + Write + Send + 'static>(
                 stream.write_all(&bytes).unwrap();
             }
             events.extend(std::iter::from_fn(|| server.poll_event()));
+            if close_on_abort && matches!(events.last(), Some(Event::Aborted { .. })) {
+                return events;
+            }
         }
     })
 }
@@ -71,14 +77,24 @@ fn client_over_socketpair_and_tcp() {
 
     // PMI_FD mode.
     let (ours, theirs) = UnixStream::pair().unwrap();
-    let server = serve(ours, Some(0));
+    let server = serve(ours, Some(0), true);
     std::env::set_var("PMI_FD", theirs.into_raw_fd().to_string());
     std::env::set_var("PMI_RANK", "0");
     std::env::set_var("PMI_SIZE", "1");
     let mut client = Client::from_env().unwrap().expect("PMI_FD is set");
     assert_eq!(client.local_ip(), None);
     exercise(&mut client);
-    client.abort(3, "bad input file").unwrap();
+    // The launcher closes the connection on abort: the client stops waiting then, long
+    // before its linger.
+    let start = Instant::now();
+    client
+        .abort(3, "bad input file", Duration::from_secs(30))
+        .unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
     drop(client);
     let events = server.join().unwrap();
     assert_eq!(events.first(), Some(&Event::Initialized { process: 0 }));
@@ -95,8 +111,11 @@ fn client_over_socketpair_and_tcp() {
     // PMI_PORT mode: the rank comes from the initack handshake, not PMI_RANK.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let accept =
-        std::thread::spawn(move || serve(listener.accept().unwrap().0, None).join().unwrap());
+    let accept = std::thread::spawn(move || {
+        serve(listener.accept().unwrap().0, None, false)
+            .join()
+            .unwrap()
+    });
     std::env::remove_var("PMI_FD");
     std::env::set_var("PMI_PORT", format!("127.0.0.1:{port}"));
     std::env::set_var("PMI_ID", "0");
@@ -104,11 +123,23 @@ fn client_over_socketpair_and_tcp() {
     let mut client = Client::from_env().unwrap().expect("PMI_PORT is set");
     assert_eq!(client.local_ip(), Some("127.0.0.1".parse().unwrap()));
     exercise(&mut client);
+    // A launcher that keeps the connection open after the abort: the client waits out
+    // its linger, no longer.
+    let start = Instant::now();
+    client.abort(5, "", Duration::from_millis(300)).unwrap();
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
     drop(client);
-    assert!(accept
-        .join()
-        .unwrap()
-        .contains(&Event::Finalized { process: 0 }));
+    let events = accept.join().unwrap();
+    assert!(events.contains(&Event::Finalized { process: 0 }));
+    assert!(events.contains(&Event::Aborted {
+        process: Some(0),
+        code: 5,
+        message: None
+    }));
 
     // A PMI_FD that is not a socket is refused with a message naming it.
     std::env::remove_var("PMI_PORT");

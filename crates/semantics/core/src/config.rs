@@ -48,6 +48,9 @@ pub struct Config {
     /// crossmpi with the same native representation; `always`: always
     /// (`CROSSMPI_IMPI_EXTERNAL32`).
     pub impi_external32: String,
+    /// Milliseconds an aborting rank keeps its launcher connection open for the
+    /// launcher to end it (`CROSSMPI_ABORT_LINGER_MS`).
+    pub abort_linger_ms: u64,
 }
 
 /// Parses `CROSSMPI_SITE_OF`; a malformed value is reported and ignored.
@@ -102,6 +105,7 @@ impl Config {
             site_of: site_list(),
             impi_port: env("CROSSMPI_IMPI_PORT", 0),
             impi_join_timeout_s: env("CROSSMPI_IMPI_JOIN_TIMEOUT", 600),
+            abort_linger_ms: env("CROSSMPI_ABORT_LINGER_MS", 2000),
             impi_external32: match std::env::var("CROSSMPI_IMPI_EXTERNAL32").as_deref() {
                 Ok("always") => "always".into(),
                 Ok("auto") | Err(_) => "auto".into(),

@@ -260,8 +260,11 @@ pub fn abort(code: i32, message: &str) -> ! {
     // Another thread may hold the lock forever (it may be the one waiting on the peer
     // that died); the launcher ends the job when this process exits anyway.
     if let Ok(mut guard) = RUNTIME.try_lock() {
-        if let Some(pmi) = guard.as_mut().and_then(|rt| rt.pmi.as_mut()) {
-            let _ = pmi.abort(code, message);
+        if let Some(rt) = guard.as_mut() {
+            let linger = Duration::from_millis(rt.cfg.abort_linger_ms);
+            if let Some(pmi) = rt.pmi.as_mut() {
+                let _ = pmi.abort(code, message, linger);
+            }
         }
     }
     std::process::exit(if code == 0 { 1 } else { code & 0xff });

@@ -118,7 +118,11 @@ fn main() {
             "exit" => std::process::exit(number() as i32),
             "abort" => {
                 client
-                    .abort(number() as i32, "probe asked to abort")
+                    .abort(
+                        number() as i32,
+                        "probe asked to abort",
+                        std::time::Duration::from_secs(2),
+                    )
                     .unwrap_or_else(|e| fail(e.to_string()));
                 std::thread::sleep(std::time::Duration::from_secs(30));
             }
