@@ -8,8 +8,9 @@
 use crate::options::Options;
 use crate::rewrite::RelayPlace;
 use crate::router::{describe, ConnId, Router, RouterEvent};
+use crate::secure::{agreed_encryption, JobKey, Role, SecureChannel, RANDOM_LEN};
 use crate::startup::{StartupEvent, StartupRelay, AUTH_MSG_LEN};
-use crate::topology::{Acceptor, Topology};
+use crate::topology::{Acceptor, Link, Topology};
 use crate::trunk::{TrunkAddrs, TrunkMsg, HEADER_LEN};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::startup::ClientMessage;
@@ -35,11 +36,13 @@ enum Kind {
     Closed,
 }
 
-/// A startup socket with what remains to be written to it.
+/// A socket with what remains to be written to it (startup sockets), and the record
+/// layer of an encrypted host connection.
 struct Peer {
     kind: Kind,
     sock: TcpStream,
     out: Vec<u8>,
+    secure: Option<Box<SecureChannel>>,
 }
 
 struct Listeners {
@@ -59,6 +62,8 @@ struct Relay {
     /// Trunk 0's connections to trunks 1..K, until they have the tables.
     members: Vec<TcpStream>,
     router: Option<Router>,
+    /// Set when the outside connections are encrypted (known once the tables are).
+    job_key: Option<JobKey>,
     listeners: Listeners,
     peers: Vec<Peer>,
 }
@@ -117,6 +122,23 @@ fn resolve(addr: &str, what: &str) -> Result<SocketAddr, String> {
         .map_err(|e| format!("impi-relay: {what} address {addr:?}: {e}"))?
         .next()
         .ok_or_else(|| format!("impi-relay: {what} address {addr:?} resolves to nothing"))
+}
+
+/// The record layer of a new host connection: only on the outside (the relays of other
+/// clusters), and only when the job is encrypted.
+fn secure_channel(
+    key: Option<JobKey>,
+    outside: bool,
+    role: Role,
+) -> Result<Option<Box<SecureChannel>>, String> {
+    let Some(key) = key.filter(|_| outside) else {
+        return Ok(None);
+    };
+    let mut random = [0u8; RANDOM_LEN];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut random))
+        .map_err(|e| format!("no random bytes from /dev/urandom: {e}"))?;
+    Ok(Some(Box::new(SecureChannel::new(key, role, random))))
 }
 
 /// Sends one trunk message (blocking).
@@ -336,6 +358,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
         me: opts.rank,
         trunks,
         mode: opts.trunk_mode,
+        encrypt: opts.encrypt,
     };
     let mut relay = Relay {
         opts: opts.clone(),
@@ -343,6 +366,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
         startup: Some(StartupRelay::new(place, opts.limits)),
         members,
         router: None,
+        job_key: None,
         listeners: Listeners {
             agent: Some(agent),
             global,
@@ -352,6 +376,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
             kind: Kind::Server,
             sock: server,
             out: Vec::new(),
+            secure: None,
         }],
     };
     let result = relay
@@ -423,6 +448,7 @@ pub fn run_member(opts: &Options) -> Result<(), String> {
         startup: None,
         members: Vec::new(),
         router: None,
+        job_key: None,
         listeners: Listeners {
             agent: None,
             global,
@@ -435,6 +461,74 @@ pub fn run_member(opts: &Options) -> Result<(), String> {
         .and_then(|_| relay.serve());
     relay.close_all();
     result.map_err(|e| format!("impi-relay: {e}"))
+}
+
+/// Reads an encrypted connection: hands the router the opened plaintext as far as it
+/// takes it, and reads the socket only when none is left waiting (so at most two
+/// records are held). A record that fails ends the connection with the reason.
+fn read_secure(
+    router: &mut Router,
+    conn: ConnId,
+    sock: &mut TcpStream,
+    secure: &mut SecureChannel,
+) {
+    loop {
+        while !secure.plaintext().is_empty() {
+            let Some(buf) = router.read_buf(conn) else {
+                return;
+            };
+            let plain = secure.plaintext();
+            let n = buf.len().min(plain.len());
+            buf[..n].copy_from_slice(&plain[..n]);
+            router.on_read(conn, n);
+            if let Err(why) = secure.consume(n) {
+                return router.on_close(conn, Some(why));
+            }
+        }
+        if router.read_buf(conn).is_none() {
+            return;
+        }
+        let space = secure
+            .read_space()
+            .expect("room once the plaintext is taken");
+        match sock.read(space) {
+            Ok(0) => return router.on_close(conn, secure.on_eof().err()),
+            Ok(n) => {
+                if let Err(why) = secure.on_read(n) {
+                    return router.on_close(conn, Some(why));
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return router.on_close(conn, Some(format!("read failed ({e})"))),
+        }
+    }
+}
+
+/// Writes an encrypted connection: seals the router's queued bytes one record at a
+/// time and tells the router they are written once the record's last byte is.
+fn write_secure(
+    router: &mut Router,
+    conn: ConnId,
+    sock: &mut TcpStream,
+    secure: &mut SecureChannel,
+) {
+    loop {
+        if secure.pending_out().is_empty() && secure.seal(router.write_buf(conn)) == 0 {
+            return;
+        }
+        match sock.write(secure.pending_out()) {
+            Ok(n) => {
+                let done = secure.on_written(n);
+                if done > 0 {
+                    router.on_written(conn, done);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return router.on_close(conn, Some(format!("write failed ({e})"))),
+        }
+    }
 }
 
 /// What one poll entry stands for.
@@ -459,10 +553,12 @@ impl Relay {
                     return Ok(());
                 }
             }
-            let (mut fds, slots) = self.poll_set();
+            let mut busy = false;
+            let (mut fds, slots) = self.poll_set(&mut busy);
+            let timeout = if busy { 0 } else { 1000 };
             // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd records
             // that lives across the call.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 if e.kind() == ErrorKind::Interrupted {
@@ -475,12 +571,16 @@ impl Relay {
                     self.on_ready(slot, fd.revents)?;
                 }
             }
+            if busy {
+                self.deliver_opened();
+            }
             self.flush_all()?;
             self.drop_closed();
         }
     }
 
-    fn poll_set(&mut self) -> (Vec<libc::pollfd>, Vec<Slot>) {
+    /// The poll set; `busy` is set when some connection has work without waiting.
+    fn poll_set(&mut self, busy: &mut bool) -> (Vec<libc::pollfd>, Vec<Slot>) {
         let mut fds = Vec::new();
         let mut slots = Vec::new();
         let mut add = |fd: i32, events: i16, slot: Slot| {
@@ -509,8 +609,19 @@ impl Relay {
             }
         }
         for (i, p) in self.peers.iter().enumerate() {
-            let (read, write) = match p.kind {
-                Kind::Data(conn) => {
+            let (read, write) = match (&p.kind, &p.secure) {
+                (&Kind::Data(conn), Some(secure)) => {
+                    let r = self.router.as_mut().expect("data peers have a router");
+                    let wants = r.read_buf(conn).is_some();
+                    // Opened plaintext the router can take now: no sleeping in poll.
+                    *busy |= wants && !secure.plaintext().is_empty();
+                    (
+                        wants && secure.plaintext().is_empty(),
+                        !secure.pending_out().is_empty()
+                            || (secure.is_open() && !r.write_buf(conn).is_empty()),
+                    )
+                }
+                (&Kind::Data(conn), None) => {
                     let r = self.router.as_mut().expect("data peers have a router");
                     (r.read_buf(conn).is_some(), !r.write_buf(conn).is_empty())
                 }
@@ -553,6 +664,7 @@ impl Relay {
                         kind: Kind::Candidate(Vec::new()),
                         sock,
                         out: Vec::new(),
+                        secure: None,
                     });
                 }
                 Ok(())
@@ -579,25 +691,33 @@ impl Relay {
                 },
             };
             let Ok((sock, from)) = l.accept() else { return };
+            let key = self.job_key;
             let router = self
                 .router
                 .as_mut()
                 .expect("data listeners are polled with a router");
             match router.accept(at) {
-                Some(conn) if nonblocking(&sock).is_ok() => {
-                    log(&self.opts, || {
-                        format!(
-                            "accepted {from} on the {} port (connection {conn})",
-                            if global { "global" } else { "private" }
-                        )
-                    });
-                    self.peers.push(Peer {
-                        kind: Kind::Data(conn),
-                        sock,
-                        out: Vec::new(),
-                    });
+                Some(conn) => {
+                    let secure = nonblocking(&sock)
+                        .and_then(|_| secure_channel(key, global, Role::Acceptor));
+                    match secure {
+                        Ok(secure) => {
+                            log(&self.opts, || {
+                                format!(
+                                    "accepted {from} on the {} port (connection {conn})",
+                                    if global { "global" } else { "private" }
+                                )
+                            });
+                            self.peers.push(Peer {
+                                kind: Kind::Data(conn),
+                                sock,
+                                out: Vec::new(),
+                                secure,
+                            });
+                        }
+                        Err(e) => router.on_close(conn, Some(format!("could not be set up ({e})"))),
+                    }
                 }
-                Some(conn) => router.on_close(conn, Some("could not be set up".into())),
                 None => eprintln!(
                     "impi-relay: refusing {from}: too many connections wait for their handshake"
                 ),
@@ -704,6 +824,7 @@ impl Relay {
                 kind: Kind::Candidate(first),
                 sock,
                 out: Vec::new(),
+                secure: None,
             });
             self.admit(self.peers.len() - 1)?;
         }
@@ -768,6 +889,16 @@ impl Relay {
         let trunking = self.opts.trunking();
         let topo =
             Topology::new(self.opts.rank, trunking, inside, outside).map_err(|e| e.to_string())?;
+        if agreed_encryption(self.opts.rank, outside)? {
+            let key = self.opts.key.ok_or(
+                "the cluster's relays encrypt (trunk 0 has -encrypt): this one needs the \
+                 job's key in IMPI_AUTH_KEY",
+            )?;
+            self.job_key = Some(JobKey::from_impi_key(key));
+            log(&self.opts, || {
+                "the connections to the other clients are encrypted".into()
+            });
+        }
         log(&self.opts, || {
             format!(
                 "startup complete: {} host connections to make ({trunking:?})",
@@ -831,10 +962,12 @@ impl Relay {
                     describe(dial.link)
                 )
             });
+            let outside = matches!(dial.link, Link::Outside { .. });
             self.peers.push(Peer {
                 kind: Kind::Data(conn),
                 sock,
                 out: Vec::new(),
+                secure: secure_channel(self.job_key, outside, Role::Dialer)?,
             });
         }
         Ok(())
@@ -843,7 +976,10 @@ impl Relay {
     /// Reads a data connection while the router takes bytes.
     fn read_data(&mut self, i: usize, conn: ConnId) {
         let router = self.router.as_mut().expect("data peers have a router");
-        let sock = &mut self.peers[i].sock;
+        let Peer { sock, secure, .. } = &mut self.peers[i];
+        if let Some(secure) = secure {
+            return read_secure(router, conn, sock, secure);
+        }
         while let Some(buf) = router.read_buf(conn) {
             let want = buf.len();
             match sock.read(buf) {
@@ -873,6 +1009,10 @@ impl Relay {
             match p.kind {
                 Kind::Data(conn) => {
                     let router = self.router.as_mut().expect("data peers have a router");
+                    if let Some(secure) = &mut p.secure {
+                        write_secure(router, conn, &mut p.sock, secure);
+                        continue;
+                    }
                     loop {
                         let out = router.write_buf(conn);
                         if out.is_empty() {
@@ -939,6 +1079,18 @@ impl Relay {
             }
         }
         Ok(())
+    }
+
+    /// Hands the router the plaintext encrypted connections opened while it had no room.
+    fn deliver_opened(&mut self) {
+        for i in 0..self.peers.len() {
+            if let (&Kind::Data(conn), Some(secure)) = (&self.peers[i].kind, &self.peers[i].secure)
+            {
+                if !secure.plaintext().is_empty() {
+                    self.read_data(i, conn);
+                }
+            }
+        }
     }
 
     /// Forgets sockets marked closed.

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [-net PRIVATE_ADDR]
-                  [-port P] [--global-addr ADDR] [-v]
+                  [-port P] [--global-addr ADDR] [-encrypt] [-v]
        impi-relay -trunk k -join ADDR:PORT [-net PRIVATE_ADDR] [--global-addr ADDR] [-v]
   -relay RANK SERVER:PORT  stand in for IMPI client RANK towards the IMPI server at
                    SERVER:PORT; the private cluster runs `mpirun -client RANK ADDR:PORT`
@@ -27,6 +27,9 @@ pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [
   -port P          the port the cluster's agent connects to (default 0: any free port)
   --global-addr ADDR  the address outside hosts reach the relay at (default: the
                    address this host uses to reach the IMPI server)
+  -encrypt         encrypt and authenticate the connections to the other clients, which
+                   must all be relays with -encrypt; keyed from IMPI_AUTH_KEY (also
+                   CROSSMPI_RELAY_ENCRYPT=1; the other trunks follow trunk 0)
   -v               log every step to standard error
 The first line of standard output is the ADDR:PORT for `mpirun -client RANK`.";
 
@@ -62,6 +65,11 @@ pub struct Options {
     pub port: u16,
     pub global_addr: Option<IpAddr>,
     pub verbose: bool,
+    /// Trunk 0: encrypt the outside connections (the other trunks learn it from the
+    /// tables).
+    pub encrypt: bool,
+    /// The job's key (`IMPI_AUTH_KEY`), which keys the encryption.
+    pub key: Option<u64>,
     pub connect_timeout: Duration,
     pub router: RouterConfig,
     pub limits: Limits,
@@ -116,6 +124,7 @@ impl Options {
         let mut port = 0u16;
         let mut global_addr = None;
         let mut verbose = false;
+        let mut encrypt_flag = false;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             let flag = arg.trim_start_matches('-');
@@ -173,6 +182,7 @@ impl Options {
                 }
                 "global-addr" => global_addr = Some(ip(value(&mut it, arg)?, arg)?),
                 "v" | "verbose" => verbose = true,
+                "encrypt" => encrypt_flag = true,
                 "h" | "help" => return Err(USAGE.to_string()),
                 _ => return Err(format!("impi-relay: unknown option '{arg}'\n{USAGE}")),
             }
@@ -193,6 +203,34 @@ impl Options {
                      -trunk k -join ADDR:PORT\n{USAGE}"
                 ))
             }
+        };
+        if encrypt_flag && join.is_some() {
+            return Err(
+                "impi-relay: -encrypt is trunk 0's choice (-relay); the other trunks follow it"
+                    .into(),
+            );
+        }
+        let encrypt = join.is_none()
+            && match env("CROSSMPI_RELAY_ENCRYPT").as_deref().map(str::trim) {
+                None | Some("0") => encrypt_flag,
+                Some("1") => true,
+                Some(v) => {
+                    return Err(format!(
+                        "impi-relay: CROSSMPI_RELAY_ENCRYPT={v:?} is not 0 or 1"
+                    ))
+                }
+            };
+        let key = match env("IMPI_AUTH_KEY") {
+            Some(text) => Some(
+                crossmpi_impi::startup::client::parse_key(&text)
+                    .map_err(|e| format!("impi-relay: {e}"))?,
+            ),
+            None if encrypt => {
+                return Err("impi-relay: -encrypt needs the job's key in IMPI_AUTH_KEY \
+                            (the IMPI server's -auth key)"
+                    .into())
+            }
+            None => None,
         };
         let connect = number(
             env,
@@ -216,6 +254,8 @@ impl Options {
             port,
             global_addr,
             verbose,
+            encrypt,
+            key,
             connect_timeout: Duration::from_secs(connect),
             router: RouterConfig {
                 send_buffer,
@@ -327,6 +367,49 @@ mod tests {
         ] {
             let e = parse(args, &[]).unwrap_err();
             assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn encryption_needs_the_key() {
+        let key = [("IMPI_AUTH_KEY", "-12")];
+        let o = parse(&["-relay", "1", "s:1"], &[]).unwrap();
+        assert_eq!((o.encrypt, o.key), (false, None));
+        let o = parse(&["-relay", "1", "s:1", "-encrypt"], &key).unwrap();
+        assert_eq!((o.encrypt, o.key), (true, Some(-12i64 as u64)));
+        let env = [key[0], ("CROSSMPI_RELAY_ENCRYPT", "1")];
+        assert!(parse(&["-relay", "1", "s:1"], &env).unwrap().encrypt);
+        let o = parse(&["-trunk", "1", "-join", "a:1"], &env).unwrap();
+        assert_eq!((o.encrypt, o.key), (false, Some(-12i64 as u64)));
+        for (args, env, want) in [
+            (
+                &["-relay", "1", "s:1", "-encrypt"][..],
+                &[][..],
+                "IMPI_AUTH_KEY",
+            ),
+            (
+                &["-relay", "1", "s:1"][..],
+                &[("CROSSMPI_RELAY_ENCRYPT", "1")][..],
+                "IMPI_AUTH_KEY",
+            ),
+            (
+                &["-relay", "1", "s:1"][..],
+                &[("CROSSMPI_RELAY_ENCRYPT", "yes")][..],
+                "\"yes\"",
+            ),
+            (
+                &["-relay", "1", "s:1", "-encrypt"][..],
+                &[("IMPI_AUTH_KEY", "x1")][..],
+                "'x1'",
+            ),
+            (
+                &["-trunk", "1", "-join", "a:1", "-encrypt"][..],
+                &key[..],
+                "trunk 0's choice",
+            ),
+        ] {
+            let e = parse(args, env).unwrap_err();
+            assert!(e.contains(want), "{args:?} {env:?}: {e}");
         }
     }
 

@@ -8,7 +8,10 @@
 
 mod common;
 
-use common::{dance, fini, start_relay, start_server, start_trunks, startup, Cluster, TIMEOUT};
+use common::{
+    dance, fini, start_encrypted_trunks, start_relay, start_server, start_trunks, startup, Cluster,
+    TIMEOUT,
+};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
 use crossmpi_impi_relay::topology::proc_ids;
@@ -173,13 +176,24 @@ fn job(clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
 }
 
 fn job_in(mode: TrunkMode, clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
+    job_keyed(mode, None, clusters, extra, send_buffer)
+}
+
+/// As [`job_in`]; with `key`, every relay encrypts with it.
+fn job_keyed(
+    mode: TrunkMode,
+    key: Option<u64>,
+    clusters: &[(usize, u32)],
+    extra: usize,
+    send_buffer: usize,
+) {
     let (server, server_thread) = start_server(clusters.len() as u32);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
     for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
         let rank = rank as u32;
         let addr = if trunks > 0 {
-            let (addr, t) = start_trunks(rank, server, trunks, mode, send_buffer);
+            let (addr, t) = start_encrypted_trunks(rank, server, trunks, mode, send_buffer, key);
             relays.extend(t);
             addr
         } else {
@@ -248,6 +262,72 @@ fn source_mode_trunks() {
 #[test]
 fn long_packets_through_trunks_and_small_buffers() {
     job(&[(3, 2), (4, 2)], 1 << 20, 4096);
+}
+
+#[test]
+fn encrypted_private_clusters() {
+    let key = Some(0x0123_4567_89ab_cdef);
+    job_keyed(TrunkMode::Destination, key, &[(2, 1), (3, 1)], 0, 256 << 10);
+    // 1 MiB packets through 4 KiB buffers, records of 16 KiB; and with trunks.
+    job_keyed(
+        TrunkMode::Destination,
+        key,
+        &[(2, 1), (2, 1)],
+        1 << 20,
+        4096,
+    );
+    job_keyed(TrunkMode::Destination, key, &[(3, 2), (4, 2)], 0, 256 << 10);
+    job_keyed(TrunkMode::Source, key, &[(3, 2), (4, 2)], 1 << 16, 4096);
+}
+
+/// A job whose relays disagree on encryption: both sides' relays end with `why`.
+fn encryption_mismatch(encrypting: &[(usize, u32, bool)], why: &[&str]) {
+    let (server, server_thread) = start_server(encrypting.len() as u32);
+    let mut relays = Vec::new();
+    let mut clients = Vec::new();
+    for (rank, &(nhosts, trunks, encrypt)) in encrypting.iter().enumerate() {
+        let rank = rank as u32;
+        let addr = if trunks > 0 {
+            let key = encrypt.then_some(7);
+            let (addr, t) =
+                start_encrypted_trunks(rank, server, trunks, TrunkMode::Destination, 1 << 16, key);
+            relays.push(t);
+            addr
+        } else {
+            server
+        };
+        let c = Cluster::new(rank, nhosts, false);
+        clients.push(std::thread::spawn(move || run_cluster(c, addr, 0)));
+    }
+    for (t, want) in relays.into_iter().zip(why) {
+        for trunk in t {
+            let e = trunk.join().unwrap().unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+    for c in clients {
+        assert!(c.join().unwrap().is_err(), "no cluster finishes");
+    }
+    let _ = server_thread.join().unwrap();
+}
+
+#[test]
+fn relays_that_disagree_on_encryption_end_with_the_reason() {
+    encryption_mismatch(
+        &[(2, 1, true), (2, 1, false)],
+        &[
+            "client 1 does not encrypt",
+            "client 0's relay encrypts (-encrypt)",
+        ],
+    );
+    // The inside clusters never get their last tables: every relay stops first.
+    encryption_mismatch(
+        &[(2, 1, false), (3, 2, true)],
+        &[
+            "client 1's relay encrypts (-encrypt)",
+            "client 0 does not encrypt",
+        ],
+    );
 }
 
 #[test]

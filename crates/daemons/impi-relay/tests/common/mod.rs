@@ -51,6 +51,8 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         port: 0,
         global_addr: None,
         verbose: std::env::var_os("RELAY_TEST_VERBOSE").is_some(),
+        encrypt: false,
+        key: None,
         connect_timeout: Duration::from_secs(10),
         router: RouterConfig {
             send_buffer,
@@ -78,9 +80,27 @@ pub fn start_trunks(
     trunk_mode: TrunkMode,
     send_buffer: usize,
 ) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
+    start_encrypted_trunks(rank, server, ntrunks, trunk_mode, send_buffer, None)
+}
+
+/// As [`start_trunks`]; with `key`, every relay has it as IMPI_AUTH_KEY and trunk 0
+/// has -encrypt.
+pub fn start_encrypted_trunks(
+    rank: u32,
+    server: SocketAddr,
+    ntrunks: u32,
+    trunk_mode: TrunkMode,
+    send_buffer: usize,
+    key: Option<u64>,
+) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
+    let relay_options = |rank, server, send_buffer| Options {
+        key,
+        ..relay_options(rank, server, send_buffer)
+    };
     let opts = Options {
         ntrunks,
         trunk_mode,
+        encrypt: key.is_some(),
         ..relay_options(rank, server, send_buffer)
     };
     let (l, shown) = io::bind(&opts).unwrap();
