@@ -3,8 +3,9 @@
 # loopback: PC-GC (client 1 joins through a relay, client 0 directly) and PC-PC (both
 # through relays), with one relay per private cluster and, where both clusters have at
 # least 2 ranks, with 2 relays (trunks) per private cluster in destination mode (x2)
-# and in source mode (x2s). Every party must exit 0 and the program must print
-# "OK <name>".
+# and in source mode (x2s), and PC-PC with encryption between the relays (-encrypt,
+# keyed from IMPI_AUTH_KEY; x1e, x2e). Every party must exit 0 and the program must
+# print "OK <name>"; encrypting relays must say that they encrypt.
 # The lab test (lab/tests/test_impi_relay.py) runs the same through NAT and firewalls.
 #
 #   tests/suites/impi-relay.sh PREFIX
@@ -28,16 +29,18 @@ first_line() {
 
 # relays RANK SERVER TRUNKS: starts the relays of client RANK (trunk 0, then the others
 # joining it), adds their pids to `pids` and sets `relay_addr` to trunk 0's address.
-# TRUNKS is a count, with a trailing "s" for source mode.
+# TRUNKS is a count, with a trailing "s" for source mode or "e" for encryption.
 relays() {
-  local rank=$1 server=$2 trunks=${3%s} mode=destination k
-  [ "$3" != "$trunks" ] && mode=source
+  local rank=$1 server=$2 trunks=${3%[se]} mode=destination k extra=() verbose=()
+  [ "$3" = "${trunks}s" ] && mode=source
+  # -v: each relay logs that it encrypts (the other trunks follow trunk 0).
+  [ "$3" = "${trunks}e" ] && { extra=(-encrypt); verbose=(-v); }
   "$prefix/bin/impi-relay" -relay "$rank" "$server" -trunks "$trunks" -trunk-mode "$mode" -net 127.0.0.1 \
-    >"$w/relay$rank.out" 2>"$w/relay$rank.err" &
+    "${extra[@]}" "${verbose[@]}" >"$w/relay$rank.out" 2>"$w/relay$rank.err" &
   pids+=($!)
   relay_addr=$(first_line "$w/relay$rank.out")
   for k in $(seq 1 $((trunks - 1))); do
-    "$prefix/bin/impi-relay" -trunk "$k" -join "$relay_addr" -net 127.0.0.1 \
+    "$prefix/bin/impi-relay" -trunk "$k" -join "$relay_addr" -net 127.0.0.1 "${verbose[@]}" \
       >"$w/relay$rank.$k.out" 2>"$w/relay$rank.$k.err" &
     pids+=($!)
   done
@@ -46,10 +49,16 @@ relays() {
 # one_job PROGRAM N0 N1 MODE TRUNKS: MODE pcgc or pcpc, TRUNKS relays per private
 # cluster. Prints one result line; status 0 if ok.
 one_job() {
-  local prog=$1 n0=$2 n1=$3 mode=$4 trunks=$5 w pids=() rc=0 name relay_addr
+  local prog=$1 n0=$2 n1=$3 mode=$4 trunks=$5 w pids=() rc=0 name relay_addr auth=()
   name=$(basename "$prog")
   w=$(mktemp -d)
-  "$prefix/bin/impi-server" -server 2 -host 127.0.0.1 --timeout 60 >"$w/server.out" 2>"$w/server.err" &
+  # Encrypting relays take the job's key; the server and the clients use it as usual.
+  unset IMPI_AUTH_KEY
+  if [ "${trunks%e}" != "$trunks" ]; then
+    export IMPI_AUTH_KEY=$RANDOM$RANDOM
+    auth=(-auth key)
+  fi
+  "$prefix/bin/impi-server" -server 2 -host 127.0.0.1 --timeout 60 "${auth[@]}" >"$w/server.out" 2>"$w/server.err" &
   local server=$!
   local addr; addr=$(first_line "$w/server.out")
   local a0=$addr a1
@@ -68,6 +77,11 @@ one_job() {
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   wait "$server" || rc=1
   grep -q "^OK $name" "$w/c0.out" "$w/c1.out" || rc=1
+  if [ "${trunks%e}" != "$trunks" ]; then
+    for e in "$w"/relay*.err; do
+      grep -q "connections to the other clients are encrypted" "$e" || { echo "    $e: not encrypted"; rc=1; }
+    done
+  fi
   if [ "$rc" -eq 0 ]; then
     echo "ok   $name $n0+$n1 $mode x$trunks"
   else
@@ -82,10 +96,13 @@ passed=0 failed=0
 for run in "${runs[@]}"; do
   read -r name n0 n1 <<<"$run"
   "$prefix/bin/mpicc" -O1 -o "$build/$name" "$root/tests/mpi/$name.c" || { failed=$((failed + 1)); continue; }
-  for trunks in 1 2 2s; do
+  for trunks in 1 2 2s 1e 2e; do
+    k=${trunks%[se]}
     # A cluster needs at least one rank per trunk of the other's relays.
-    [ "${trunks%s}" -gt 1 ] && { [ "$n0" -lt "${trunks%s}" ] || [ "$n1" -lt "${trunks%s}" ]; } && continue
+    [ "$k" -gt 1 ] && { [ "$n0" -lt "$k" ] || [ "$n1" -lt "$k" ]; } && continue
     for mode in pcgc pcpc; do
+      # Encrypting relays accept only encrypting relays as the other clients.
+      [ "${trunks%e}" != "$trunks" ] && [ "$mode" = pcgc ] && continue
       if one_job "$build/$name" "$n0" "$n1" "$mode" "$trunks"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     done
   done
