@@ -1,0 +1,175 @@
+//! Bandwidth through relays on loopback: client 0's one simulated host streams DATA
+//! packets to client 1's through one relay (PC-GC) or two (PC-PC, plain and with
+//! `-encrypt`), with the real IMPI server and relays of this crate. Every case and
+//! packet size is run REPEATS times, interleaved; prints the median MB/s (payload bytes
+//! received per second, from the first packet's arrival to the last's) and the ratio
+//! of the encrypted PC-PC to the plain one. A benchmark, not a test.
+//!
+//!   cargo run --release -p crossmpi-impi-relay --example relay_bandwidth [MB] [REPEATS]
+
+#[allow(dead_code)] // the shared test fixtures: this benchmark uses a few
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{dance, fini, start_encrypted_trunks, start_server, startup, Cluster, TIMEOUT};
+use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
+use crossmpi_impi_relay::topology::proc_ids;
+use crossmpi_impi_relay::trunk::TrunkMode;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// One cluster's host: client 0 sends `total` payload bytes in packets of `size`,
+/// client 1 receives them; returns the receiver's MB/s (0 for the sender).
+fn host(rank: u32, addr: SocketAddr, size: usize, total: usize) -> Result<f64, String> {
+    let mut c = Cluster::new(rank, 1, false);
+    c.first_pid += i64::from(rank);
+    let (tables, mut client, mut agent) = startup(&c, addr)?;
+    let (_, _, mut sock) = dance(&c, &tables)?.pop().ok_or("no connection")?;
+    sock.set_read_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    let procs = proc_ids(&tables);
+    let me = rank as usize;
+    let count = total / size;
+    let mut header = [0u8; HEADER_LEN];
+    let mut data = vec![0u8; size];
+    let mut rate = 0.0;
+    if rank == 0 {
+        let mut p = PacketRepr::control(PacketType::Data, procs[0], procs[1]);
+        p.data_len = size as u32;
+        p.msglen = size as u64;
+        for i in 0..count {
+            data[..8].copy_from_slice(&(i as u64).to_be_bytes());
+            sock.write_all(&p.emit())
+                .and_then(|_| sock.write_all(&data))
+                .map_err(|e| e.to_string())?;
+        }
+    } else {
+        let mut start = None;
+        for i in 0..count {
+            sock.read_exact(&mut header).map_err(|e| e.to_string())?;
+            start.get_or_insert_with(Instant::now);
+            let p = PacketRepr::parse(&PacketHeader::new_checked(&header[..]).unwrap(), 8 << 20)
+                .map_err(|e| e.to_string())?;
+            if p.dest != procs[me] || p.data_len as usize != size {
+                return Err(format!("packet {i}: {p:?}"));
+            }
+            sock.read_exact(&mut data).map_err(|e| e.to_string())?;
+            if data[..8] != (i as u64).to_be_bytes() {
+                return Err(format!("packet {i} carries the wrong bytes"));
+            }
+        }
+        let secs = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
+        // The first packet's payload arrived within the timed span only partly.
+        rate = ((count - 1) * size) as f64 / secs / 1e6;
+    }
+    sock.write_all(&fini()).map_err(|e| e.to_string())?;
+    loop {
+        sock.read_exact(&mut header).map_err(|e| e.to_string())?;
+        if header[..4] == fini()[..4] {
+            break;
+        }
+    }
+    client.finish().map_err(|e| e.to_string())?;
+    agent
+        .write_all(&client.take_output())
+        .map_err(|e| e.to_string())?;
+    Ok(rate)
+}
+
+/// MB/s with the given clients behind relays (and the relays encrypting when `key`).
+fn measure(relayed: [bool; 2], key: Option<u64>, size: usize, total: usize) -> f64 {
+    let (server, server_thread) = start_server(2);
+    let mut relays = Vec::new();
+    let mut hosts = Vec::new();
+    for (rank, &r) in relayed.iter().enumerate() {
+        let addr = if r {
+            let (a, t) = start_encrypted_trunks(
+                rank as u32,
+                server,
+                1,
+                TrunkMode::Destination,
+                256 << 10,
+                key,
+            );
+            relays.extend(t);
+            a
+        } else {
+            server
+        };
+        hosts.push(std::thread::spawn(move || {
+            host(rank as u32, addr, size, total)
+        }));
+    }
+    let mut rate = 0.0;
+    for (rank, h) in hosts.into_iter().enumerate() {
+        let r = h
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("client {rank}: {e}"));
+        if rank == 1 {
+            rate = r;
+        }
+    }
+    for r in relays {
+        r.join().unwrap().unwrap();
+    }
+    server_thread.join().unwrap().unwrap();
+    rate
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let arg = |i: usize, default: usize| {
+        std::env::args()
+            .nth(i)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(default)
+    };
+    let total = arg(1, 256) << 20;
+    let repeats = arg(2, 5);
+    let key = Some(0x5eed_u64);
+    let cases: [(&str, [bool; 2], Option<u64>); 3] = [
+        ("PC-GC", [false, true], None),
+        ("PC-PC", [true, true], None),
+        ("PC-PC -encrypt", [true, true], key),
+    ];
+    let sizes = [4 << 10, 64 << 10, 1 << 20];
+    let mut rates = vec![vec![Vec::new(); sizes.len()]; cases.len()];
+    for _ in 0..repeats {
+        for (c, (_, relayed, key)) in cases.iter().enumerate() {
+            for (s, &size) in sizes.iter().enumerate() {
+                rates[c][s].push(measure(*relayed, *key, size, total));
+            }
+        }
+    }
+    println!(
+        "median MB/s, {} MiB per run, {repeats} interleaved runs, loopback",
+        total >> 20
+    );
+    print!("{:<16}", "case");
+    for size in sizes {
+        print!("{:>12}", format!("{} KiB", size >> 10));
+    }
+    println!();
+    let medians: Vec<Vec<f64>> = rates
+        .into_iter()
+        .map(|c| c.into_iter().map(median).collect())
+        .collect();
+    for ((name, ..), m) in cases.iter().zip(&medians) {
+        print!("{name:<16}");
+        for r in m {
+            print!("{r:>12.0}");
+        }
+        println!();
+    }
+    print!("{:<16}", "encrypted/plain");
+    for (e, p) in medians[2].iter().zip(&medians[1]) {
+        print!("{:>12.2}", e / p);
+    }
+    println!();
+}
