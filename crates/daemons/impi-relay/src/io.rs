@@ -9,6 +9,7 @@ use crate::options::Options;
 use crate::rewrite::RelayPlace;
 use crate::router::{describe, ConnId, Router, RouterEvent};
 use crate::secure::{agreed_encryption, JobKey, Role, SecureChannel, RANDOM_LEN};
+use crate::splice::Pipe;
 use crate::startup::{StartupEvent, StartupRelay, AUTH_MSG_LEN};
 use crate::topology::{Acceptor, Link, Topology};
 use crate::trunk::{TrunkAddrs, TrunkMsg, HEADER_LEN};
@@ -43,6 +44,8 @@ struct Peer {
     sock: TcpStream,
     out: Vec<u8>,
     secure: Option<Box<SecureChannel>>,
+    /// The pipe packet data is spliced through towards this connection.
+    pipe: Option<Pipe>,
 }
 
 struct Listeners {
@@ -377,6 +380,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
             sock: server,
             out: Vec::new(),
             secure: None,
+            pipe: None,
         }],
     };
     let result = relay
@@ -531,6 +535,35 @@ fn write_secure(
     }
 }
 
+/// Bytes spliced into a pipe at once, and the pipe's size.
+const PIPE_CHUNK: usize = 256 << 10;
+
+/// What one splice step did.
+enum Spliced {
+    /// Bytes moved: try again.
+    Moved,
+    /// Nothing more now (the socket is empty, or the connection ended).
+    Stop,
+    /// Splicing does not apply now: read into the router's buffers.
+    NotNow,
+}
+
+/// Writes what the pipe towards `conn` holds, as far as its socket takes it.
+fn drain_pipe(router: &mut Router, conn: ConnId, sock: &TcpStream, pipe: &Pipe) {
+    loop {
+        let queued = router.piped(conn);
+        if queued == 0 {
+            return;
+        }
+        match pipe.drain(sock.as_raw_fd(), queued) {
+            Ok(n) => router.on_pipe_written(conn, n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return router.on_close(conn, Some(format!("write failed ({e})"))),
+        }
+    }
+}
+
 /// What one poll entry stands for.
 #[derive(Clone, Copy)]
 enum Slot {
@@ -623,7 +656,10 @@ impl Relay {
                 }
                 (&Kind::Data(conn), None) => {
                     let r = self.router.as_mut().expect("data peers have a router");
-                    (r.read_buf(conn).is_some(), !r.write_buf(conn).is_empty())
+                    (
+                        r.read_buf(conn).is_some(),
+                        !r.write_buf(conn).is_empty() || r.piped(conn) > 0,
+                    )
                 }
                 _ => (true, !p.out.is_empty()),
             };
@@ -665,6 +701,7 @@ impl Relay {
                         sock,
                         out: Vec::new(),
                         secure: None,
+                        pipe: None,
                     });
                 }
                 Ok(())
@@ -713,6 +750,7 @@ impl Relay {
                                 sock,
                                 out: Vec::new(),
                                 secure,
+                                pipe: None,
                             });
                         }
                         Err(e) => router.on_close(conn, Some(format!("could not be set up ({e})"))),
@@ -825,6 +863,7 @@ impl Relay {
                 sock,
                 out: Vec::new(),
                 secure: None,
+                pipe: None,
             });
             self.admit(self.peers.len() - 1)?;
         }
@@ -968,6 +1007,7 @@ impl Relay {
                 sock,
                 out: Vec::new(),
                 secure: secure_channel(self.job_key, outside, Role::Dialer)?,
+                pipe: None,
             });
         }
         Ok(())
@@ -980,7 +1020,19 @@ impl Relay {
         if let Some(secure) = secure {
             return read_secure(router, conn, sock, secure);
         }
-        while let Some(buf) = router.read_buf(conn) {
+        loop {
+            if self.opts.splice {
+                match self.splice_data(i, conn) {
+                    Spliced::Moved => continue,
+                    Spliced::Stop => return,
+                    Spliced::NotNow => {}
+                }
+            }
+            let router = self.router.as_mut().expect("data peers have a router");
+            let sock = &mut self.peers[i].sock;
+            let Some(buf) = router.read_buf(conn) else {
+                return;
+            };
             let want = buf.len();
             match sock.read(buf) {
                 Ok(0) => {
@@ -1003,6 +1055,55 @@ impl Relay {
         }
     }
 
+    /// One splice of `conn`'s packet data into the pipe towards its destination, and
+    /// as much of the pipe as the destination takes now.
+    fn splice_data(&mut self, i: usize, conn: ConnId) -> Spliced {
+        let router = self.router.as_mut().expect("data peers have a router");
+        let Some((to, n)) = router.splice_route(conn) else {
+            return Spliced::NotNow;
+        };
+        let Some(j) = self
+            .peers
+            .iter()
+            .position(|p| matches!(p.kind, Kind::Data(c) if c == to))
+        else {
+            return Spliced::NotNow;
+        };
+        if self.peers[j].secure.is_some() {
+            return Spliced::NotNow;
+        }
+        if self.peers[j].pipe.is_none() {
+            match Pipe::new(PIPE_CHUNK) {
+                Ok(p) => self.peers[j].pipe = Some(p),
+                Err(e) => {
+                    eprintln!("impi-relay: no pipe for splice ({e}); copying instead");
+                    self.opts.splice = false;
+                    return Spliced::NotNow;
+                }
+            }
+        }
+        let from = self.peers[i].sock.as_raw_fd();
+        let dest = &self.peers[j];
+        let pipe = dest.pipe.as_ref().expect("made above");
+        match pipe.fill(from, n.min(PIPE_CHUNK)) {
+            Ok(0) => {
+                router.on_close(conn, None);
+                return Spliced::Stop;
+            }
+            Ok(k) => router.on_spliced(conn, k),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Spliced::Stop,
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Spliced::Moved,
+            Err(e) => {
+                // Not a connection problem: this kernel or socket cannot splice.
+                eprintln!("impi-relay: splice failed ({e}); copying instead");
+                self.opts.splice = false;
+                return Spliced::NotNow;
+            }
+        }
+        drain_pipe(router, to, &dest.sock, pipe);
+        Spliced::Moved
+    }
+
     /// Writes what every socket takes now, and acts on the router's events.
     fn flush_all(&mut self) -> Result<(), String> {
         for p in self.peers.iter_mut() {
@@ -1012,6 +1113,12 @@ impl Relay {
                     if let Some(secure) = &mut p.secure {
                         write_secure(router, conn, &mut p.sock, secure);
                         continue;
+                    }
+                    if let Some(pipe) = &p.pipe {
+                        drain_pipe(router, conn, &p.sock, pipe);
+                        if router.piped(conn) > 0 {
+                            continue;
+                        }
                     }
                     loop {
                         let out = router.write_buf(conn);

@@ -17,6 +17,7 @@ pub mod options;
 pub mod rewrite;
 pub mod router;
 pub mod secure;
+pub mod splice;
 pub mod startup;
 #[cfg(test)]
 mod testing;

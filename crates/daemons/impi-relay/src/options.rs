@@ -44,6 +44,12 @@ pub const DEFAULT_CONNECT_SECS: u64 = 30;
 /// receiver not reading, while 100 connections cost at most 25 MiB.
 pub const DEFAULT_BUFFER: usize = 256 << 10;
 
+/// Default of `CROSSMPI_RELAY_SPLICE`: whether packet data between plain host
+/// connections moves with splice(2) instead of through the relay's buffers. Off: on
+/// loopback it measured no faster than the one copy (docs/impi-relay.md, "Measured"),
+/// and copying keeps one path for all data.
+pub const DEFAULT_SPLICE: bool = false;
+
 /// Default of `CROSSMPI_RELAY_TRUNK_TIMEOUT`: how long trunk 0 waits for the other
 /// trunks to join (and each to answer during startup). A minute covers relays started
 /// by hand on several front-ends; a trunk that never comes should not hang the job.
@@ -70,6 +76,9 @@ pub struct Options {
     pub encrypt: bool,
     /// The job's key (`IMPI_AUTH_KEY`), which keys the encryption.
     pub key: Option<u64>,
+    /// Move packet data between plain host connections with splice(2)
+    /// (`CROSSMPI_RELAY_SPLICE`).
+    pub splice: bool,
     pub connect_timeout: Duration,
     pub router: RouterConfig,
     pub limits: Limits,
@@ -232,6 +241,16 @@ impl Options {
             }
             None => None,
         };
+        let splice = match env("CROSSMPI_RELAY_SPLICE").as_deref().map(str::trim) {
+            None => DEFAULT_SPLICE,
+            Some("0") => false,
+            Some("1") => true,
+            Some(v) => {
+                return Err(format!(
+                    "impi-relay: CROSSMPI_RELAY_SPLICE={v:?} is not 0 or 1"
+                ))
+            }
+        };
         let connect = number(
             env,
             "CROSSMPI_RELAY_CONNECT_TIMEOUT",
@@ -256,6 +275,7 @@ impl Options {
             verbose,
             encrypt,
             key,
+            splice,
             connect_timeout: Duration::from_secs(connect),
             router: RouterConfig {
                 send_buffer,
@@ -306,6 +326,11 @@ mod tests {
         assert_eq!(o.router.send_buffer, DEFAULT_BUFFER);
         assert_eq!((o.ntrunks, o.trunk, o.join.as_deref()), (1, 0, None));
         assert_eq!(o.connect_timeout, Duration::from_secs(30));
+        assert_eq!(o.splice, DEFAULT_SPLICE);
+        for (v, want) in [("0", false), ("1", true)] {
+            let env = [("CROSSMPI_RELAY_SPLICE", v)];
+            assert_eq!(parse(&["-relay", "1", "a:1"], &env).unwrap().splice, want);
+        }
         let o = parse(
             &["--relay", "0", "h:1", "--global-addr", "::1"],
             &[
@@ -433,6 +458,8 @@ mod tests {
         assert!(parse(&["-relay", "1", "a:1", "-bogus"], &[])
             .unwrap_err()
             .contains("'-bogus'"));
+        let e = parse(&["-relay", "1", "a:1"], &[("CROSSMPI_RELAY_SPLICE", "on")]).unwrap_err();
+        assert!(e.contains("CROSSMPI_RELAY_SPLICE=\"on\""), "{e}");
         let e = parse(&["-relay", "1", "a:1"], &[("CROSSMPI_RELAY_BUFFER", "10")]).unwrap_err();
         assert!(e.contains("CROSSMPI_RELAY_BUFFER"), "{e}");
     }

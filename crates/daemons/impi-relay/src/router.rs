@@ -65,6 +65,9 @@ struct Buf {
     head: usize,
     tail: usize,
     bound: usize,
+    /// Bytes queued ahead of the data outside the buffer: spliced into the I/O layer's
+    /// pipe towards this connection, still to be written. They count against the bound.
+    piped: usize,
 }
 
 impl Buf {
@@ -80,7 +83,12 @@ impl Buf {
     }
 
     fn room(&self) -> usize {
-        self.bound.saturating_sub(self.len())
+        self.bound.saturating_sub(self.len() + self.piped)
+    }
+
+    /// Nothing is left to write, in the buffer or the pipe.
+    fn is_drained(&self) -> bool {
+        self.len() == 0 && self.piped == 0
     }
 
     fn data(&self) -> &[u8] {
@@ -301,6 +309,40 @@ impl Router {
 
     /// `n` bytes were read into the buffer [`Router::read_buf`] gave.
     pub fn on_read(&mut self, conn: ConnId, n: usize) {
+        self.moved(conn, n, false);
+    }
+
+    /// Where the I/O layer may splice `conn`'s bytes: when it streams a packet's data
+    /// with nothing read ahead and nothing queued towards its destination (buffer and
+    /// pipe empty), up to the returned count may go from its socket to the
+    /// destination's through the pipe (then [`Router::on_spliced`]). None: read through
+    /// [`Router::read_buf`]; bytes copied there while the pipe drains stay behind it.
+    pub fn splice_route(&self, conn: ConnId) -> Option<(ConnId, usize)> {
+        let c = self.conns.get(conn)?.as_ref()?;
+        let Rx::Payload { to, left } = c.rx else {
+            return None;
+        };
+        let dest = self.conns.get(to)?.as_ref()?;
+        let room = dest.out.room().min(left as usize);
+        (c.inb.len() == 0 && dest.out.is_drained() && room > 0).then_some((to, room))
+    }
+
+    /// `n` bytes of `conn`'s packet data went into the pipe towards its destination.
+    pub fn on_spliced(&mut self, conn: ConnId, n: usize) {
+        self.moved(conn, n, true);
+    }
+
+    /// Bytes in the pipe towards `conn`: they go before [`Router::write_buf`].
+    pub fn piped(&self, conn: ConnId) -> usize {
+        self.conns
+            .get(conn)
+            .and_then(Option::as_ref)
+            .map_or(0, |c| c.out.piped)
+    }
+
+    /// `n` bytes were read: into the read buffer, or (`piped`) into the pipe towards
+    /// the destination of the packet data `conn` streams.
+    fn moved(&mut self, conn: ConnId, n: usize, piped: bool) {
         let Some(c) = self.conns.get_mut(conn).and_then(Option::as_mut) else {
             return;
         };
@@ -313,7 +355,11 @@ impl Router {
                     Rx::Payload { to, left }
                 };
                 if let Some(dest) = self.conns.get_mut(to).and_then(Option::as_mut) {
-                    dest.out.commit(n);
+                    if piped {
+                        dest.out.piped += n;
+                    } else {
+                        dest.out.commit(n);
+                    }
                 }
                 if left == 0 {
                     self.release(to);
@@ -335,10 +381,23 @@ impl Router {
 
     /// `n` bytes of [`Router::write_buf`] were written.
     pub fn on_written(&mut self, conn: ConnId, n: usize) {
+        self.drained(conn, n, false);
+    }
+
+    /// `n` bytes of the pipe towards `conn` were written.
+    pub fn on_pipe_written(&mut self, conn: ConnId, n: usize) {
+        self.drained(conn, n, true);
+    }
+
+    fn drained(&mut self, conn: ConnId, n: usize, piped: bool) {
         let Some(c) = self.conns.get_mut(conn).and_then(Option::as_mut) else {
             return;
         };
-        c.out.consume(n);
+        if piped {
+            c.out.piped -= n.min(c.out.piped);
+        } else {
+            c.out.consume(n);
+        }
         self.fini_dirty |= c.sent_fini;
         let waiters = std::mem::take(&mut c.waiters);
         self.ready.extend(waiters);
@@ -359,7 +418,7 @@ impl Router {
                     reason: Some(format!("{reason} before its handshake")),
                 });
             }
-            Some(link) if c.rx == Rx::Fini && c.owner.is_none() && c.out.len() == 0 => {
+            Some(link) if c.rx == Rx::Fini && c.owner.is_none() && c.out.is_drained() => {
                 // It sent FINI and left with nothing owed to it but our FINI.
                 self.by_link.remove(&link);
                 self.finished.insert(link);
@@ -598,7 +657,7 @@ impl Router {
             .filter(|(_, &id)| {
                 self.conns[id]
                     .as_ref()
-                    .is_some_and(|c| c.sent_fini && c.rx == Rx::Fini && c.out.len() == 0)
+                    .is_some_and(|c| c.sent_fini && c.rx == Rx::Fini && c.out.is_drained())
             })
             .map(|(&l, &c)| (l, c))
             .collect();

@@ -187,13 +187,26 @@ fn job_keyed(
     extra: usize,
     send_buffer: usize,
 ) {
+    job_with(mode, key, None, clusters, extra, send_buffer)
+}
+
+/// As [`job_keyed`]; `splice` overrides CROSSMPI_RELAY_SPLICE.
+fn job_with(
+    mode: TrunkMode,
+    key: Option<u64>,
+    splice: Option<bool>,
+    clusters: &[(usize, u32)],
+    extra: usize,
+    send_buffer: usize,
+) {
     let (server, server_thread) = start_server(clusters.len() as u32);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
     for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
         let rank = rank as u32;
         let addr = if trunks > 0 {
-            let (addr, t) = start_encrypted_trunks(rank, server, trunks, mode, send_buffer, key);
+            let (addr, t) =
+                start_encrypted_trunks(rank, server, trunks, mode, send_buffer, key, splice);
             relays.extend(t);
             addr
         } else {
@@ -265,6 +278,26 @@ fn long_packets_through_trunks_and_small_buffers() {
 }
 
 #[test]
+fn spliced_packet_data() {
+    // Packet data moved with splice(2): long packets through small buffers (spliced
+    // and copied in turn), through 1 and 2 relays and with trunks, short packets too.
+    let splice = |clusters: &[(usize, u32)], extra, buffer| {
+        job_with(
+            TrunkMode::Destination,
+            None,
+            Some(true),
+            clusters,
+            extra,
+            buffer,
+        )
+    };
+    splice(&[(2, 1), (2, 1)], 1 << 20, 4096);
+    splice(&[(2, 0), (3, 1)], 1 << 20, 256 << 10);
+    splice(&[(3, 2), (4, 2)], 1 << 18, 8192);
+    splice(&[(2, 1), (1, 0), (2, 1)], 0, 256 << 10);
+}
+
+#[test]
 fn encrypted_private_clusters() {
     let key = Some(0x0123_4567_89ab_cdef);
     job_keyed(TrunkMode::Destination, key, &[(2, 1), (3, 1)], 0, 256 << 10);
@@ -289,8 +322,15 @@ fn encryption_mismatch(encrypting: &[(usize, u32, bool)], why: &[&str]) {
         let rank = rank as u32;
         let addr = if trunks > 0 {
             let key = encrypt.then_some(7);
-            let (addr, t) =
-                start_encrypted_trunks(rank, server, trunks, TrunkMode::Destination, 1 << 16, key);
+            let (addr, t) = start_encrypted_trunks(
+                rank,
+                server,
+                trunks,
+                TrunkMode::Destination,
+                1 << 16,
+                key,
+                None,
+            );
             relays.push(t);
             addr
         } else {

@@ -53,6 +53,8 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         verbose: std::env::var_os("RELAY_TEST_VERBOSE").is_some(),
         encrypt: false,
         key: None,
+        splice: std::env::var("CROSSMPI_RELAY_SPLICE")
+            .map_or(crossmpi_impi_relay::options::DEFAULT_SPLICE, |v| v == "1"),
         connect_timeout: Duration::from_secs(10),
         router: RouterConfig {
             send_buffer,
@@ -80,11 +82,11 @@ pub fn start_trunks(
     trunk_mode: TrunkMode,
     send_buffer: usize,
 ) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
-    start_encrypted_trunks(rank, server, ntrunks, trunk_mode, send_buffer, None)
+    start_encrypted_trunks(rank, server, ntrunks, trunk_mode, send_buffer, None, None)
 }
 
 /// As [`start_trunks`]; with `key`, every relay has it as IMPI_AUTH_KEY and trunk 0
-/// has -encrypt.
+/// has -encrypt; `splice` overrides CROSSMPI_RELAY_SPLICE.
 pub fn start_encrypted_trunks(
     rank: u32,
     server: SocketAddr,
@@ -92,10 +94,15 @@ pub fn start_encrypted_trunks(
     trunk_mode: TrunkMode,
     send_buffer: usize,
     key: Option<u64>,
+    splice: Option<bool>,
 ) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
-    let relay_options = |rank, server, send_buffer| Options {
-        key,
-        ..relay_options(rank, server, send_buffer)
+    let relay_options = |rank, server, send_buffer| {
+        let o = relay_options(rank, server, send_buffer);
+        Options {
+            key,
+            splice: splice.unwrap_or(o.splice),
+            ..o
+        }
     };
     let opts = Options {
         ntrunks,
