@@ -3,8 +3,9 @@
 # loopback: PC-GC (client 1 joins through a relay, client 0 directly) and PC-PC (both
 # through relays), with one relay per private cluster and, where both clusters have at
 # least 2 ranks, with 2 relays (trunks) per private cluster in destination mode (x2)
-# and in source mode (x2s), and PC-PC with encryption between the relays (-encrypt,
-# keyed from IMPI_AUTH_KEY; x1e, x2e). Every party must exit 0 and the program must
+# and in source mode (x2s), with packet data spliced (CROSSMPI_RELAY_SPLICE=1; x1p),
+# and PC-PC with encryption between the relays (-encrypt, keyed from IMPI_AUTH_KEY;
+# x1e, x2e). Every party must exit 0 and the program must
 # print "OK <name>"; encrypting relays must say that they encrypt.
 # The lab test (lab/tests/test_impi_relay.py) runs the same through NAT and firewalls.
 #
@@ -29,18 +30,20 @@ first_line() {
 
 # relays RANK SERVER TRUNKS: starts the relays of client RANK (trunk 0, then the others
 # joining it), adds their pids to `pids` and sets `relay_addr` to trunk 0's address.
-# TRUNKS is a count, with a trailing "s" for source mode or "e" for encryption.
+# TRUNKS is a count, with a trailing "s" for source mode, "p" for splice or "e" for
+# encryption.
 relays() {
-  local rank=$1 server=$2 trunks=${3%[se]} mode=destination k extra=() verbose=()
+  local rank=$1 server=$2 trunks=${3%[spe]} mode=destination k extra=() verbose=() splice=0
   [ "$3" = "${trunks}s" ] && mode=source
+  [ "$3" = "${trunks}p" ] && splice=1
   # -v: each relay logs that it encrypts (the other trunks follow trunk 0).
   [ "$3" = "${trunks}e" ] && { extra=(-encrypt); verbose=(-v); }
-  "$prefix/bin/impi-relay" -relay "$rank" "$server" -trunks "$trunks" -trunk-mode "$mode" -net 127.0.0.1 \
+  CROSSMPI_RELAY_SPLICE=$splice "$prefix/bin/impi-relay" -relay "$rank" "$server" -trunks "$trunks" -trunk-mode "$mode" -net 127.0.0.1 \
     "${extra[@]}" "${verbose[@]}" >"$w/relay$rank.out" 2>"$w/relay$rank.err" &
   pids+=($!)
   relay_addr=$(first_line "$w/relay$rank.out")
   for k in $(seq 1 $((trunks - 1))); do
-    "$prefix/bin/impi-relay" -trunk "$k" -join "$relay_addr" -net 127.0.0.1 "${verbose[@]}" \
+    CROSSMPI_RELAY_SPLICE=$splice "$prefix/bin/impi-relay" -trunk "$k" -join "$relay_addr" -net 127.0.0.1 "${verbose[@]}" \
       >"$w/relay$rank.$k.out" 2>"$w/relay$rank.$k.err" &
     pids+=($!)
   done
@@ -96,8 +99,8 @@ passed=0 failed=0
 for run in "${runs[@]}"; do
   read -r name n0 n1 <<<"$run"
   "$prefix/bin/mpicc" -O1 -o "$build/$name" "$root/tests/mpi/$name.c" || { failed=$((failed + 1)); continue; }
-  for trunks in 1 2 2s 1e 2e; do
-    k=${trunks%[se]}
+  for trunks in 1 2 2s 1p 1e 2e; do
+    k=${trunks%[spe]}
     # A cluster needs at least one rank per trunk of the other's relays.
     [ "$k" -gt 1 ] && { [ "$n0" -lt "$k" ] || [ "$n1" -lt "$k" ]; } && continue
     for mode in pcgc pcpc; do

@@ -1,9 +1,10 @@
 //! Bandwidth through relays on loopback: client 0's one simulated host streams DATA
-//! packets to client 1's through one relay (PC-GC) or two (PC-PC, plain and with
-//! `-encrypt`), with the real IMPI server and relays of this crate. Every case and
-//! packet size is run REPEATS times, interleaved; prints the median MB/s (payload bytes
-//! received per second, from the first packet's arrival to the last's) and the ratio
-//! of the encrypted PC-PC to the plain one. A benchmark, not a test.
+//! packets to client 1's through one relay (PC-GC) or two (PC-PC), copying or splicing
+//! (`CROSSMPI_RELAY_SPLICE` 0 / 1), and PC-PC with `-encrypt`, with the real IMPI server
+//! and relays of this crate. Every case and packet size is run REPEATS times,
+//! interleaved; prints the median MB/s (payload bytes received per second, from the
+//! first packet's arrival to the last's) and the ratios splice / copy and encrypted /
+//! copy. A benchmark, not a test.
 //!
 //!   cargo run --release -p crossmpi-impi-relay --example relay_bandwidth [MB] [REPEATS]
 
@@ -77,12 +78,21 @@ fn host(rank: u32, addr: SocketAddr, size: usize, total: usize) -> Result<f64, S
     Ok(rate)
 }
 
-/// MB/s with the given clients behind relays (and the relays encrypting when `key`).
-fn measure(relayed: [bool; 2], key: Option<u64>, size: usize, total: usize) -> f64 {
+/// How the relays of a case run.
+#[derive(Clone, Copy)]
+struct Case {
+    name: &'static str,
+    relayed: [bool; 2],
+    key: Option<u64>,
+    splice: bool,
+}
+
+/// MB/s with the given clients behind relays.
+fn measure(case: Case, size: usize, total: usize) -> f64 {
     let (server, server_thread) = start_server(2);
     let mut relays = Vec::new();
     let mut hosts = Vec::new();
-    for (rank, &r) in relayed.iter().enumerate() {
+    for (rank, &r) in case.relayed.iter().enumerate() {
         let addr = if r {
             let (a, t) = start_encrypted_trunks(
                 rank as u32,
@@ -90,7 +100,8 @@ fn measure(relayed: [bool; 2], key: Option<u64>, size: usize, total: usize) -> f
                 1,
                 TrunkMode::Destination,
                 256 << 10,
-                key,
+                case.key,
+                Some(case.splice),
             );
             relays.extend(t);
             a
@@ -132,18 +143,25 @@ fn main() {
     };
     let total = arg(1, 256) << 20;
     let repeats = arg(2, 5);
-    let key = Some(0x5eed_u64);
-    let cases: [(&str, [bool; 2], Option<u64>); 3] = [
-        ("PC-GC", [false, true], None),
-        ("PC-PC", [true, true], None),
-        ("PC-PC -encrypt", [true, true], key),
+    let case = |name, relayed, key, splice| Case {
+        name,
+        relayed,
+        key,
+        splice,
+    };
+    let cases = [
+        case("PC-GC copy", [false, true], None, false),
+        case("PC-GC splice", [false, true], None, true),
+        case("PC-PC copy", [true, true], None, false),
+        case("PC-PC splice", [true, true], None, true),
+        case("PC-PC -encrypt", [true, true], Some(0x5eed), false),
     ];
     let sizes = [4 << 10, 64 << 10, 1 << 20];
     let mut rates = vec![vec![Vec::new(); sizes.len()]; cases.len()];
     for _ in 0..repeats {
-        for (c, (_, relayed, key)) in cases.iter().enumerate() {
+        for (c, &case) in cases.iter().enumerate() {
             for (s, &size) in sizes.iter().enumerate() {
-                rates[c][s].push(measure(*relayed, *key, size, total));
+                rates[c][s].push(measure(case, size, total));
             }
         }
     }
@@ -151,7 +169,7 @@ fn main() {
         "median MB/s, {} MiB per run, {repeats} interleaved runs, loopback",
         total >> 20
     );
-    print!("{:<16}", "case");
+    print!("{:<22}", "case");
     for size in sizes {
         print!("{:>12}", format!("{} KiB", size >> 10));
     }
@@ -160,16 +178,22 @@ fn main() {
         .into_iter()
         .map(|c| c.into_iter().map(median).collect())
         .collect();
-    for ((name, ..), m) in cases.iter().zip(&medians) {
-        print!("{name:<16}");
+    for (case, m) in cases.iter().zip(&medians) {
+        print!("{:<22}", case.name);
         for r in m {
             print!("{r:>12.0}");
         }
         println!();
     }
-    print!("{:<16}", "encrypted/plain");
-    for (e, p) in medians[2].iter().zip(&medians[1]) {
-        print!("{:>12.2}", e / p);
+    for (name, a, b) in [
+        ("PC-GC splice/copy", 1, 0),
+        ("PC-PC splice/copy", 3, 2),
+        ("PC-PC encrypted/copy", 4, 2),
+    ] {
+        print!("{name:<22}");
+        for (x, y) in medians[a].iter().zip(&medians[b]) {
+            print!("{:>12.2}", x / y);
+        }
+        println!();
     }
-    println!();
 }
