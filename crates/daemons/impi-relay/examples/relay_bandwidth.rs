@@ -3,8 +3,10 @@
 //! (`CROSSMPI_RELAY_SPLICE` 0 / 1), and PC-PC with `-encrypt`, with the real IMPI server
 //! and relays of this crate. Every case and packet size is run REPEATS times,
 //! interleaved; prints the median MB/s (payload bytes received per second, from the
-//! first packet's arrival to the last's) and the ratios splice / copy and encrypted /
-//! copy. A benchmark, not a test.
+//! first packet's arrival to the last's), the ratios splice / copy and encrypted /
+//! copy, and the CPU time the whole process (hosts, server and relays, all threads of
+//! this process) used per GiB in each case, summed over the runs: the hosts' share is
+//! the same in every case, so differences are the relays'. A benchmark, not a test.
 //!
 //!   cargo run --release -p crossmpi-impi-relay --example relay_bandwidth [MB] [REPEATS]
 
@@ -129,6 +131,22 @@ fn measure(case: Case, size: usize, total: usize) -> f64 {
     rate
 }
 
+/// CPU seconds this process used so far (user + system, all threads), from
+/// /proc/self/stat in USER_HZ (100 per second on Linux).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    // After the command name: state, then fields 4.. of proc(5); utime and stime are
+    // fields 14 and 15.
+    let field = |i: usize| {
+        rest.split_whitespace()
+            .nth(i - 3)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (field(14) + field(15)) / 100.0
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -158,10 +176,13 @@ fn main() {
     ];
     let sizes = [4 << 10, 64 << 10, 1 << 20];
     let mut rates = vec![vec![Vec::new(); sizes.len()]; cases.len()];
+    let mut cpu = vec![vec![0.0; sizes.len()]; cases.len()];
     for _ in 0..repeats {
         for (c, &case) in cases.iter().enumerate() {
             for (s, &size) in sizes.iter().enumerate() {
+                let before = cpu_seconds();
                 rates[c][s].push(measure(case, size, total));
+                cpu[c][s] += cpu_seconds() - before;
             }
         }
     }
@@ -193,6 +214,15 @@ fn main() {
         print!("{name:<22}");
         for (x, y) in medians[a].iter().zip(&medians[b]) {
             print!("{:>12.2}", x / y);
+        }
+        println!();
+    }
+    println!("CPU seconds per GiB (whole process)");
+    let gib = (total * repeats) as f64 / f64::from(1u32 << 30);
+    for (case, c) in cases.iter().zip(&cpu) {
+        print!("{:<22}", case.name);
+        for s in c {
+            print!("{:>12.2}", s / gib);
         }
         println!();
     }
