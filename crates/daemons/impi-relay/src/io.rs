@@ -366,7 +366,9 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
     let mut relay = Relay {
         opts: opts.clone(),
         inside_ip,
-        startup: Some(StartupRelay::new(place, opts.limits)),
+        startup: Some(
+            StartupRelay::new(place, opts.limits).expecting_key(opts.key.filter(|_| opts.encrypt)),
+        ),
         members,
         router: None,
         job_key: None,
