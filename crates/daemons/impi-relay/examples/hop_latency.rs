@@ -9,7 +9,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
+use common::{dance, end_host, start_relay, startup, two_client_job, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
 use crossmpi_impi_relay::topology::proc_ids;
 use std::io::{Read, Write};
@@ -54,49 +54,21 @@ fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> 
             p.dest
         ));
     }
-    sock.write_all(&fini()).map_err(|e| e.to_string())?;
-    loop {
-        sock.read_exact(&mut got).map_err(|e| e.to_string())?;
-        if got[..4] == fini()[..4] {
-            break;
-        }
-    }
-    client.finish().map_err(|e| e.to_string())?;
-    agent
-        .write_all(&client.take_output())
-        .map_err(|e| e.to_string())?;
+    end_host(&mut sock, &mut client, &mut agent)?;
     Ok(half)
 }
 
 /// Median and mean half round trip with the given clients behind relays.
 fn measure(relayed: [bool; 2], rounds: usize) -> (f64, f64) {
-    let (server, server_thread) = start_server(2);
-    let mut relays = Vec::new();
-    let mut hosts = Vec::new();
-    for (rank, &r) in relayed.iter().enumerate() {
-        let addr = if r {
-            let (a, t) = start_relay(rank as u32, server, 256 << 10);
-            relays.push(t);
-            a
-        } else {
-            server
-        };
-        hosts.push(std::thread::spawn(move || host(rank as u32, addr, rounds)));
-    }
-    let mut half = Vec::new();
-    for (rank, h) in hosts.into_iter().enumerate() {
-        let times = h
-            .join()
-            .unwrap()
-            .unwrap_or_else(|e| panic!("client {rank}: {e}"));
-        if rank == 0 {
-            half = times;
-        }
-    }
-    for r in relays {
-        r.join().unwrap().unwrap();
-    }
-    server_thread.join().unwrap().unwrap();
+    let mut half = two_client_job(
+        relayed,
+        |rank, server| {
+            let (a, t) = start_relay(rank, server, 256 << 10);
+            (a, vec![t])
+        },
+        |rank, addr| std::thread::spawn(move || host(rank, addr, rounds)),
+    )
+    .swap_remove(0);
     half.sort_by(f64::total_cmp);
     let mean = half.iter().sum::<f64>() / half.len() as f64;
     (half[half.len() / 2], mean)

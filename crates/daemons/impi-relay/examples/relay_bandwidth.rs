@@ -14,7 +14,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{dance, fini, start_encrypted_trunks, start_server, startup, Cluster, TIMEOUT};
+use common::{dance, end_host, start_encrypted_trunks, startup, two_client_job, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
 use crossmpi_impi_relay::topology::proc_ids;
 use crossmpi_impi_relay::trunk::TrunkMode;
@@ -66,17 +66,7 @@ fn host(rank: u32, addr: SocketAddr, size: usize, total: usize) -> Result<f64, S
         // The first packet's payload arrived within the timed span only partly.
         rate = ((count - 1) * size) as f64 / secs / 1e6;
     }
-    sock.write_all(&fini()).map_err(|e| e.to_string())?;
-    loop {
-        sock.read_exact(&mut header).map_err(|e| e.to_string())?;
-        if header[..4] == fini()[..4] {
-            break;
-        }
-    }
-    client.finish().map_err(|e| e.to_string())?;
-    agent
-        .write_all(&client.take_output())
-        .map_err(|e| e.to_string())?;
+    end_host(&mut sock, &mut client, &mut agent)?;
     Ok(rate)
 }
 
@@ -91,44 +81,19 @@ struct Case {
 
 /// MB/s with the given clients behind relays.
 fn measure(case: Case, size: usize, total: usize) -> f64 {
-    let (server, server_thread) = start_server(2);
-    let mut relays = Vec::new();
-    let mut hosts = Vec::new();
-    for (rank, &r) in case.relayed.iter().enumerate() {
-        let addr = if r {
-            let (a, t) = start_encrypted_trunks(
-                rank as u32,
-                server,
-                1,
-                TrunkMode::Destination,
-                256 << 10,
-                case.key,
-                Some(case.splice),
-            );
-            relays.extend(t);
-            a
-        } else {
-            server
-        };
-        hosts.push(std::thread::spawn(move || {
-            host(rank as u32, addr, size, total)
-        }));
-    }
-    let mut rate = 0.0;
-    for (rank, h) in hosts.into_iter().enumerate() {
-        let r = h
-            .join()
-            .unwrap()
-            .unwrap_or_else(|e| panic!("client {rank}: {e}"));
-        if rank == 1 {
-            rate = r;
-        }
-    }
-    for r in relays {
-        r.join().unwrap().unwrap();
-    }
-    server_thread.join().unwrap().unwrap();
-    rate
+    let start = |rank, server| {
+        start_encrypted_trunks(
+            rank,
+            server,
+            1,
+            TrunkMode::Destination,
+            256 << 10,
+            case.key,
+            Some(case.splice),
+        )
+    };
+    let host = |rank, addr| std::thread::spawn(move || host(rank, addr, size, total));
+    two_client_job(case.relayed, start, host)[1]
 }
 
 /// CPU seconds this process used so far (user + system, all threads), from

@@ -256,3 +256,65 @@ pub fn dance(c: &Cluster, tables: &GlobalTables) -> Result<Vec<(usize, u32, TcpS
     }
     Ok(conns)
 }
+
+/// A job of two clients of one host each, for the benchmarks: client c's `host` runs
+/// in a thread against the IMPI server or, when `relayed[c]`, against the relays
+/// `start(c, server)` starts. Returns each client's result once every party finished
+/// (panicking, naming the client, if one failed).
+#[allow(dead_code)] // the benchmarks in examples/ use it, the tests do not
+pub fn two_client_job<T: Send + 'static>(
+    relayed: [bool; 2],
+    start: impl Fn(u32, SocketAddr) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>),
+    host: impl Fn(u32, SocketAddr) -> JoinHandle<Result<T, String>>,
+) -> Vec<T> {
+    let (server, server_thread) = start_server(2);
+    let mut relays = Vec::new();
+    let mut hosts = Vec::new();
+    for (rank, &r) in relayed.iter().enumerate() {
+        let rank = rank as u32;
+        let addr = if r {
+            let (a, t) = start(rank, server);
+            relays.extend(t);
+            a
+        } else {
+            server
+        };
+        hosts.push(host(rank, addr));
+    }
+    let results = hosts
+        .into_iter()
+        .enumerate()
+        .map(|(rank, h)| {
+            h.join()
+                .unwrap()
+                .unwrap_or_else(|e| panic!("client {rank}: {e}"))
+        })
+        .collect();
+    for r in relays {
+        r.join().unwrap().unwrap();
+    }
+    server_thread.join().unwrap().unwrap();
+    results
+}
+
+/// The end of a benchmark host's conversation on `sock`: FINI out, packets read until
+/// the peer's FINI, then the agent's FINI to the server.
+#[allow(dead_code)] // the benchmarks in examples/ use it, the tests do not
+pub fn end_host(
+    sock: &mut TcpStream,
+    client: &mut Client,
+    agent: &mut TcpStream,
+) -> Result<(), String> {
+    let mut header = [0u8; HEADER_LEN];
+    sock.write_all(&fini()).map_err(|e| e.to_string())?;
+    loop {
+        sock.read_exact(&mut header).map_err(|e| e.to_string())?;
+        if header[..4] == fini()[..4] {
+            break;
+        }
+    }
+    client.finish().map_err(|e| e.to_string())?;
+    agent
+        .write_all(&client.take_output())
+        .map_err(|e| e.to_string())
+}
