@@ -120,6 +120,27 @@ def test_kernel_through_a_relay_gives_the_one_cluster_answer(kernel, binaries, g
     assert len(result[0]) == 1 and result[0] == result[1], f"through the relay {result[0]}, one cluster {result[1]}"
 
 
+ENCRYPTED = ["sendrecv", "p2p_modes", "coll_basic", "c/cg"]
+
+
+@pytest.mark.parametrize("program", ENCRYPTED)
+def test_program_through_encrypting_relays(program, binaries, grids):
+    """PC-PC with both relays encrypting (-encrypt, keyed from the job's IMPI_AUTH_KEY):
+    the programs pass, cg gives the one-cluster answer, and each relay says that it
+    encrypts its connections to the other client."""
+    jobs = grids(0)
+    name = program.split("/")[-1]
+    key = int.from_bytes(os.urandom(8), "big")
+    job = run_relayed(jobs, PAIRS["pcpc"], [binaries[program]], timeout=RUN_TIMEOUT, key=key)
+    check_ok(job, name)
+    assert job.describe().count("the connections to the other clients are encrypted") == 2, job.describe()
+    if name == "cg":
+        one = jobs.run_flat([4], [binaries[program]], timeout=RUN_TIMEOUT)
+        assert one.ok, one.describe()
+        result = [re.findall(rf"^{name}: .*$", j.stdout, re.M) for j in (job, one)]
+        assert len(result[0]) == 1 and result[0] == result[1], f"encrypted {result[0]}, one cluster {result[1]}"
+
+
 def test_without_the_relay_the_network_blocks_the_job(binaries, grids):
     """The same PC-GC job with the private cluster joining the server directly: its
     agent reaches the server (outgoing connections pass the NAT), but the global
