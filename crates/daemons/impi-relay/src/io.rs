@@ -930,7 +930,9 @@ impl Relay {
         let trunking = self.opts.trunking();
         let topo =
             Topology::new(self.opts.rank, trunking, inside, outside).map_err(|e| e.to_string())?;
-        if agreed_encryption(self.opts.rank, outside)? {
+        // Trunk 0 (the one with the startup dialogue) knows its own choice.
+        let chosen = self.startup.is_some().then_some(self.opts.encrypt);
+        if agreed_encryption(self.opts.rank, outside, chosen)? {
             let key = self.opts.key.ok_or(
                 "the cluster's relays encrypt (trunk 0 has -encrypt): this one needs the \
                  job's key in IMPI_AUTH_KEY",

@@ -33,8 +33,14 @@ pub const ENCRYPT_MAJOR: u32 = 0x4358_5245;
 
 /// Whether client `me` of the outside tables encrypts (its relays marked its versions),
 /// after checking that every other client does the same. The error names the client
-/// that differs and what to change.
-pub fn agreed_encryption(me: u32, outside: &GlobalTables) -> Result<bool, String> {
+/// that differs and what to change. `chosen` is trunk 0's own choice (-encrypt), which
+/// its client's entry must show: the tables come through the IMPI server, and a mark
+/// removed on the way must not turn encryption off.
+pub fn agreed_encryption(
+    me: u32,
+    outside: &GlobalTables,
+    chosen: Option<bool>,
+) -> Result<bool, String> {
     let marked = |c: usize| {
         outside.clients[c]
             .versions
@@ -42,6 +48,18 @@ pub fn agreed_encryption(me: u32, outside: &GlobalTables) -> Result<bool, String
             .any(|v| v.major == ENCRYPT_MAJOR)
     };
     let mine = marked(me as usize);
+    if chosen.is_some_and(|c| c != mine) {
+        return Err(format!(
+            "the tables from the IMPI server {} this relay's encryption mark although it was \
+             started {}: they were altered on the way",
+            if mine { "carry" } else { "lack" },
+            if mine {
+                "without -encrypt"
+            } else {
+                "with -encrypt"
+            }
+        ));
+    }
     for c in (0..outside.clients.len()).filter(|&c| c != me as usize) {
         match (mine, marked(c)) {
             (true, false) => {

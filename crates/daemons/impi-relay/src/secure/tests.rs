@@ -250,3 +250,39 @@ fn a_peer_without_encryption_is_named() {
     hello[7] = 2;
     fails(feed(&mut a, &hello, usize::MAX), "version 2");
 }
+
+#[test]
+fn relays_agree_on_encryption_or_name_the_client() {
+    use crossmpi_impi::wire::addr::HostAddr;
+    use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, Version};
+    let client = |marked: bool| {
+        let mut c = ClientInfo::one_host(HostAddr([1; 16]), 5000, &[1], 1024);
+        if marked {
+            c.versions.push(Version {
+                major: ENCRYPT_MAJOR,
+                minor: VERSION,
+            });
+        }
+        c
+    };
+    let tables = |marks: &[bool]| GlobalTables {
+        clients: marks.iter().map(|&m| client(m)).collect(),
+    };
+    assert_eq!(
+        agreed_encryption(0, &tables(&[true, true]), Some(true)),
+        Ok(true)
+    );
+    assert_eq!(
+        agreed_encryption(1, &tables(&[false, false]), None),
+        Ok(false)
+    );
+    let e = agreed_encryption(0, &tables(&[true, false]), Some(true)).unwrap_err();
+    assert!(e.contains("client 1 does not encrypt"), "{e}");
+    let e = agreed_encryption(1, &tables(&[true, false]), None).unwrap_err();
+    assert!(e.contains("client 0's relay encrypts"), "{e}");
+    // Marks stripped (or added) on the way through the server: trunk 0 knows better.
+    let e = agreed_encryption(0, &tables(&[false, false]), Some(true)).unwrap_err();
+    assert!(e.contains("lack this relay's encryption mark"), "{e}");
+    let e = agreed_encryption(0, &tables(&[true, true]), Some(false)).unwrap_err();
+    assert!(e.contains("carry this relay's encryption mark"), "{e}");
+}
