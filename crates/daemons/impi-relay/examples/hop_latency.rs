@@ -21,8 +21,9 @@ use std::time::Instant;
 
 /// One cluster's host: `rounds` round trips, started by client 0; returns client 0's
 /// half round trips in microseconds.
-fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> {
+fn host(rank: u32, addr: SocketAddr, key: Option<u64>, rounds: usize) -> Result<Vec<f64>, String> {
     let mut c = Cluster::new(rank, 1, false);
+    c.key = key;
     // Distinct pids: without a relay nothing renames colliding identities.
     c.first_pid += i64::from(rank);
     let (tables, mut client, mut agent) = startup(&c, addr)?;
@@ -66,6 +67,7 @@ fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> 
 fn measure(relayed: [bool; 2], key: Option<u64>, rounds: usize) -> (f64, f64) {
     let mut half = two_client_job(
         relayed,
+        key,
         |rank, server| {
             start_encrypted_trunks(
                 rank,
@@ -77,7 +79,7 @@ fn measure(relayed: [bool; 2], key: Option<u64>, rounds: usize) -> (f64, f64) {
                 None,
             )
         },
-        |rank, addr| std::thread::spawn(move || host(rank, addr, rounds)),
+        |rank, addr| std::thread::spawn(move || host(rank, addr, key, rounds)),
     )
     .swap_remove(0);
     half.sort_by(f64::total_cmp);

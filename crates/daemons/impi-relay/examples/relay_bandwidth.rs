@@ -24,8 +24,15 @@ use std::time::Instant;
 
 /// One cluster's host: client 0 sends `total` payload bytes in packets of `size`,
 /// client 1 receives them; returns the receiver's MB/s (0 for the sender).
-fn host(rank: u32, addr: SocketAddr, size: usize, total: usize) -> Result<f64, String> {
+fn host(
+    rank: u32,
+    addr: SocketAddr,
+    key: Option<u64>,
+    size: usize,
+    total: usize,
+) -> Result<f64, String> {
     let mut c = Cluster::new(rank, 1, false);
+    c.key = key;
     c.first_pid += i64::from(rank);
     let (tables, mut client, mut agent) = startup(&c, addr)?;
     let (_, _, mut sock) = dance(&c, &tables)?.pop().ok_or("no connection")?;
@@ -92,8 +99,9 @@ fn measure(case: Case, size: usize, total: usize) -> f64 {
             Some(case.splice),
         )
     };
-    let host = |rank, addr| std::thread::spawn(move || host(rank, addr, size, total));
-    two_client_job(case.relayed, start, host)[1]
+    let key = case.key;
+    let host = move |rank, addr| std::thread::spawn(move || host(rank, addr, key, size, total));
+    two_client_job(case.relayed, case.key, start, host)[1]
 }
 
 /// CPU seconds this process used so far (user + system, all threads), from

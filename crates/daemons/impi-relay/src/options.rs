@@ -28,8 +28,9 @@ pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [
   --global-addr ADDR  the address outside hosts reach the relay at (default: the
                    address this host uses to reach the IMPI server)
   -encrypt         encrypt and authenticate the connections to the other clients, which
-                   must all be relays with -encrypt; keyed from IMPI_AUTH_KEY (also
-                   CROSSMPI_RELAY_ENCRYPT=1; the other trunks follow trunk 0)
+                   must all be relays with -encrypt; keyed from IMPI_AUTH_KEY, which the
+                   IMPI server must ask for (-auth key) (also CROSSMPI_RELAY_ENCRYPT=1;
+                   the other trunks follow trunk 0)
   -v               log every step to standard error
 The first line of standard output is the ADDR:PORT for `mpirun -client RANK`.";
 

@@ -270,6 +270,15 @@ impl StartupRelay {
             let Some(reply) = AuthReply::decode(buf)? else {
                 return Ok(false);
             };
+            if self.encryption_key.is_some() && reply.method == AuthMethod::None {
+                return Err(Error::Invalid {
+                    what: "impi-relay (IMPI server)",
+                    reason: "the server lets the agent in without a key (IMPI_AUTH_NONE), but \
+                             -encrypt needs key authentication (impi-server -auth key), which \
+                             makes every relay's key the server's"
+                        .into(),
+                });
+            }
             self.from_server.drain(..BARE_LEN);
             reply.emit(&mut self.to_inside);
             self.phase = match reply.method {
@@ -379,25 +388,31 @@ mod tests {
     use super::*;
     use crate::testing::trunk_place;
 
-    /// An encrypting relay whose agent authenticates with `agent_key`.
-    fn authenticate(agent_key: u64) -> Result<Vec<u8>> {
+    /// An encrypting relay whose agent authenticates with `agent_key` (None: the server
+    /// lets it in without one).
+    fn authenticate(agent_key: Option<u64>) -> Result<Vec<u8>> {
         let mut relay = StartupRelay::new(trunk_place(1), Limits::default()).expecting_key(Some(5));
         let mut auth = Vec::new();
         ClientMessage::Auth { mask: 0b11 }.emit(&mut auth);
         relay.handle_inside(&auth)?;
         let mut reply = Vec::new();
-        AuthReply::for_method(AuthMethod::Key).emit(&mut reply);
+        let method = agent_key.map_or(AuthMethod::None, |_| AuthMethod::Key);
+        AuthReply::for_method(method).emit(&mut reply);
         relay.handle_server(&reply)?;
         let mut key = Vec::new();
-        emit_auth_key(agent_key, &mut key);
+        emit_auth_key(agent_key.unwrap_or_default(), &mut key);
         relay.handle_inside(&key)?;
         Ok(relay.take_to_server())
     }
 
     #[test]
-    fn an_encrypting_relay_refuses_an_agent_with_another_key() {
-        assert!(authenticate(5).unwrap().ends_with(&5u64.to_be_bytes()));
-        let e = authenticate(6).unwrap_err().to_string();
+    fn an_encrypting_relay_needs_the_agent_to_authenticate_with_its_key() {
+        assert!(authenticate(Some(5))
+            .unwrap()
+            .ends_with(&5u64.to_be_bytes()));
+        let e = authenticate(Some(6)).unwrap_err().to_string();
         assert!(e.contains("IMPI_AUTH_KEY differs"), "{e}");
+        let e = authenticate(None).unwrap_err().to_string();
+        assert!(e.contains("needs key authentication"), "{e}");
     }
 }

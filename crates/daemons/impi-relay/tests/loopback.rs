@@ -9,8 +9,8 @@
 mod common;
 
 use common::{
-    dance, fini, start_encrypted_trunks, start_relay, start_server, start_trunks, startup, Cluster,
-    TIMEOUT,
+    dance, fini, start_encrypted_trunks, start_keyed_server, start_relay, start_server,
+    start_trunks, startup, Cluster, TIMEOUT,
 };
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
@@ -199,7 +199,7 @@ fn job_with(
     extra: usize,
     send_buffer: usize,
 ) {
-    let (server, server_thread) = start_server(clusters.len() as u32);
+    let (server, server_thread) = start_keyed_server(clusters.len() as u32, key);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
     for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
@@ -212,7 +212,8 @@ fn job_with(
         } else {
             server
         };
-        let c = Cluster::new(rank, nhosts, rank % 2 == 1);
+        let mut c = Cluster::new(rank, nhosts, rank % 2 == 1);
+        c.key = key;
         threads.push(std::thread::spawn(move || run_cluster(c, addr, extra)));
     }
     for (i, t) in threads.into_iter().enumerate() {
@@ -315,7 +316,7 @@ fn encrypted_private_clusters() {
 
 /// A job whose relays disagree on encryption: both sides' relays end with `why`.
 fn encryption_mismatch(encrypting: &[(usize, u32, bool)], why: &[&str]) {
-    let (server, server_thread) = start_server(encrypting.len() as u32);
+    let (server, server_thread) = start_keyed_server(encrypting.len() as u32, Some(7));
     let mut relays = Vec::new();
     let mut clients = Vec::new();
     for (rank, &(nhosts, trunks, encrypt)) in encrypting.iter().enumerate() {
@@ -336,7 +337,8 @@ fn encryption_mismatch(encrypting: &[(usize, u32, bool)], why: &[&str]) {
         } else {
             server
         };
-        let c = Cluster::new(rank, nhosts, false);
+        let mut c = Cluster::new(rank, nhosts, false);
+        c.key = Some(7);
         clients.push(std::thread::spawn(move || run_cluster(c, addr, 0)));
     }
     for (t, want) in relays.into_iter().zip(why) {

@@ -24,10 +24,18 @@ pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn start_server(n: u32) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    start_keyed_server(n, None)
+}
+
+/// An IMPI server; with `key`, clients must authenticate with it (`-auth key`).
+pub fn start_keyed_server(
+    n: u32,
+    key: Option<u64>,
+) -> (SocketAddr, JoinHandle<Result<(), String>>) {
     let opts = ServerOptions {
         nclients: n,
         port: 0,
-        auth: ServerAuth::None,
+        auth: key.map_or(ServerAuth::None, ServerAuth::Key),
         host: Some(LO),
         timeout: TIMEOUT,
         verbose: false,
@@ -135,6 +143,8 @@ pub struct Cluster {
     /// The pid of the first host's process (the others follow); the same in every
     /// cluster unless changed, so identities collide and relays must rename them.
     pub first_pid: i64,
+    /// The key the agent authenticates with (IMPI_AUTH_KEY), if any.
+    pub key: Option<u64>,
 }
 
 impl Cluster {
@@ -146,6 +156,7 @@ impl Cluster {
                 .collect(),
             lockstep,
             first_pid: 100,
+            key: None,
         }
     }
 
@@ -198,7 +209,7 @@ pub fn startup(c: &Cluster, addr: SocketAddr) -> Result<(GlobalTables, Client, T
         rank: c.rank,
         auth: ClientAuth {
             allow_none: true,
-            key: None,
+            key: c.key,
         },
         info: c.info(),
         pipeline: !c.lockstep,
@@ -258,16 +269,17 @@ pub fn dance(c: &Cluster, tables: &GlobalTables) -> Result<Vec<(usize, u32, TcpS
 }
 
 /// A job of two clients of one host each, for the benchmarks: client c's `host` runs
-/// in a thread against the IMPI server or, when `relayed[c]`, against the relays
-/// `start(c, server)` starts. Returns each client's result once every party finished
+/// in a thread against the IMPI server (which asks for `key` if given) or, when
+/// `relayed[c]`, against the relays `start(c, server)` starts. Returns each client's result once every party finished
 /// (panicking, naming the client, if one failed).
 #[allow(dead_code)] // the benchmarks in examples/ use it, the tests do not
 pub fn two_client_job<T: Send + 'static>(
     relayed: [bool; 2],
+    key: Option<u64>,
     start: impl Fn(u32, SocketAddr) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>),
     host: impl Fn(u32, SocketAddr) -> JoinHandle<Result<T, String>>,
 ) -> Vec<T> {
-    let (server, server_thread) = start_server(2);
+    let (server, server_thread) = start_keyed_server(2, key);
     let mut relays = Vec::new();
     let mut hosts = Vec::new();
     for (rank, &r) in relayed.iter().enumerate() {
