@@ -611,6 +611,14 @@ impl Relay {
             }
             self.flush_all()?;
             self.drop_closed();
+            if let Some(why) = self.router.as_ref().and_then(Router::broken) {
+                // Nothing can replace the lost packets: end the job now rather than
+                // leave the parties still connected waiting for them.
+                return Err(format!(
+                    "{why}; the job cannot finish, so this relay closes every connection \
+                     (inside and outside) and ends"
+                ));
+            }
         }
     }
 

@@ -14,10 +14,11 @@
 //! FINI is aggregated per direction ([`Topology::fini_sources`]). A connection that
 //! closes or breaks the protocol before FINI is dropped with the reason: the rest of
 //! the packet it was streaming is cut off, so the connection that packet was going to
-//! is dropped too, packets still coming for it are discarded, and every other
-//! connection goes on. (Its processes' messages are lost, so the job ends: their
-//! cluster fails, the IMPI server ends the job, and the relay exits when the server
-//! closes.) A connection refused at its handshake is just closed.
+//! is dropped too, and packets still coming for it are discarded. Its processes'
+//! messages are lost, so the job cannot finish: the first such reason is kept
+//! ([`Router::broken`]) and the I/O layer ends the relay with it, closing every
+//! connection so that every party learns at once. A connection refused at its
+//! handshake is just closed (the job goes on).
 
 use crate::topology::{Acceptor, Dial, Link, Topology};
 use crossmpi_impi::wire::handshake::{HostHandshake, HANDSHAKE_LEN};
@@ -193,6 +194,8 @@ pub struct Router {
     dropped: HashSet<Link>,
     /// Something FINI-related changed: look for FINIs due and finished connections.
     fini_dirty: bool,
+    /// Why the first established connection was dropped: the job cannot finish.
+    broken: Option<String>,
 }
 
 impl Router {
@@ -212,6 +215,7 @@ impl Router {
             nlinks,
             dropped: HashSet::new(),
             fini_dirty: false,
+            broken: None,
         }
     }
 
@@ -226,6 +230,12 @@ impl Router {
     /// True when every link has exchanged FINI both ways and written everything.
     pub fn is_done(&self) -> bool {
         self.finished.len() == self.nlinks
+    }
+
+    /// Why the job cannot finish any more: the reason the first established connection
+    /// was dropped (it closed or broke the protocol before FINI), if one was.
+    pub fn broken(&self) -> Option<&str> {
+        self.broken.as_deref()
     }
 
     /// The link of a connection, once known.
@@ -428,7 +438,8 @@ impl Router {
             }
             Some(link) => {
                 let why = format!(
-                    "{} {reason} before FINI: a process of its cluster ended or failed",
+                    "{} {reason} before FINI: a process of its cluster, or a relay \
+                     between, ended or failed",
                     describe(link)
                 );
                 self.drop_link(conn, c, link, why);
@@ -442,6 +453,9 @@ impl Router {
     fn drop_link(&mut self, conn: ConnId, c: Conn, link: Link, reason: String) {
         self.by_link.remove(&link);
         self.dropped.insert(link);
+        if self.broken.is_none() {
+            self.broken = Some(reason.clone());
+        }
         self.events.push_back(RouterEvent::Close {
             conn,
             reason: Some(reason),

@@ -412,13 +412,13 @@ fn a_stray_connection_is_refused_and_the_job_goes_on() {
 }
 
 #[test]
-fn a_malformed_packet_drops_its_connection_and_the_job_ends_through_the_server() {
+fn a_malformed_packet_ends_the_relay_and_the_job() {
     let (server, server_thread) = start_server(2);
     let (relay_addr, relay) = start_relay(1, server, 1 << 16);
     // Client 0 is driven by hand: it sends a packet of unknown type to the relay.
     let gc = Cluster::new(0, 1, false);
     let inside = std::thread::spawn(move || run_cluster(Cluster::new(1, 1, false), relay_addr, 0));
-    let (tables, client, agent) = startup(&gc, server).unwrap();
+    let (tables, _client, _agent) = startup(&gc, server).unwrap();
     let (mut s, _) = gc.listeners[0].accept().unwrap();
     let mut b = [0u8; 4];
     s.read_exact(&mut b).unwrap();
@@ -432,14 +432,82 @@ fn a_malformed_packet_drops_its_connection_and_the_job_ends_through_the_server()
     // stream (a read timeout would fail here).
     let mut rest = Vec::new();
     s.read_to_end(&mut rest).unwrap();
-    // As a cluster whose connection broke, client 0 ends: the server ends the job, the
-    // relay sees it close and ends too, and so does the inside cluster.
-    drop((client, agent));
+    // The job cannot finish: the relay ends at once, naming the packet, and closes its
+    // inside connections and the server's, so the inside cluster and the server end
+    // although client 0's agent is still connected.
     let e = relay.join().unwrap().unwrap_err();
-    assert!(e.contains("IMPI server closed the connection"), "{e}");
-    assert!(inside.join().unwrap().is_err(), "the inside cluster ends");
+    assert!(
+        e.contains("outside IMPI host 0: ")
+            && e.contains("pk_type 9")
+            && e.contains("cannot finish"),
+        "{e}"
+    );
+    closed_not_timed_out(inside.join().unwrap(), "the inside cluster");
     assert!(
         server_thread.join().unwrap().is_err(),
-        "the server sees client 0 leave"
+        "the server sees client 1 leave"
+    );
+}
+
+/// A party that failed because a connection closed, not because it waited until
+/// [`TIMEOUT`] (a hang).
+fn closed_not_timed_out(r: Result<(), String>, who: &str) {
+    let e = r.expect_err(who);
+    assert!(
+        !e.contains("timed out") && !e.contains("temporarily unavailable"),
+        "{who} waited instead of seeing the connection close: {e}"
+    );
+}
+
+#[test]
+fn a_connection_lost_between_private_clusters_ends_every_party() {
+    // PC-PC: client 0 (2 hosts) behind one relay, client 1 (2 hosts) behind 2 trunks.
+    // Client 0's hosts take one packet, then their connections to relay 0 close
+    // mid-job (as when the cluster's nodes die). Relay 0 ends, closing everything it
+    // holds; client 1's relays lose their connections to relay 0 and end too, closing
+    // their inside connections, so client 1's hosts, which wait for client 0's
+    // packets, see their connections close instead of waiting forever. Trunk 1 has no
+    // connection to the IMPI server: only the lost connection can tell it.
+    let (server, server_thread) = start_server(2);
+    let (a0, relay0) = start_relay(0, server, 1 << 16);
+    let (a1, relays1) = start_trunks(1, server, 2, TrunkMode::Destination, 1 << 16);
+    let started = std::time::Instant::now();
+    let inside1 = std::thread::spawn(move || run_cluster(Cluster::new(1, 2, false), a1, 0));
+    let c0 = Cluster::new(0, 2, false);
+    let (tables, _client, _agent) = startup(&c0, a0).unwrap();
+    let mut conns = dance(&c0, &tables).unwrap();
+    assert_eq!(conns.len(), 2, "one virtual host for client 1, 2 hosts");
+    let (_, _, mut s) = conns.remove(0);
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut h = [0u8; HEADER_LEN];
+    s.read_exact(&mut h).unwrap();
+    drop((s, conns));
+    let e0 = relay0.join().unwrap().unwrap_err();
+    assert!(
+        e0.contains("inside IMPI host")
+            && e0.contains("before FINI")
+            && e0.contains("cannot finish"),
+        "{e0}"
+    );
+    let lost = "outside IMPI host 0 closed its connection before FINI";
+    let mut trunks = relays1.into_iter().map(|t| t.join().unwrap().unwrap_err());
+    let e1 = trunks.next().unwrap();
+    // Trunk 0 may hear first from the server, which ends the job as relay 0 leaves.
+    assert!(
+        e1.contains(lost) || e1.contains("IMPI server closed the connection"),
+        "{e1}"
+    );
+    let e1 = trunks.next().unwrap();
+    assert!(
+        e1.contains(lost),
+        "trunk 1 names its lost connection to relay 0: {e1}"
+    );
+    closed_not_timed_out(inside1.join().unwrap(), "client 1");
+    assert!(server_thread.join().unwrap().is_err(), "the job failed");
+    let took = started.elapsed();
+    eprintln!("every party ended {took:?} after the start");
+    assert!(
+        took < TIMEOUT / 2,
+        "no party waited for a timeout: {took:?}"
     );
 }

@@ -253,6 +253,7 @@ fn a_broken_connection_is_dropped_alone_and_its_packets_discarded() {
         why.contains("inside IMPI host 1") && why.contains("pk_src"),
         "{why}"
     );
+    assert_eq!(n.r.broken(), Some(why.as_str()), "the job cannot finish");
     assert!(n.r.poll_event().is_none());
     // Host 2 goes on: a packet reaches outside host 0.
     feed(
@@ -272,6 +273,11 @@ fn a_broken_connection_is_dropped_alone_and_its_packets_discarded() {
     assert!(
         why.contains("outside IMPI host 0") && why.contains("pk_type 9"),
         "{why}"
+    );
+    let first = n.r.broken().unwrap();
+    assert!(
+        first.contains("inside IMPI host 1"),
+        "the first reason stays: {first}"
     );
     // The rest of host 2's packet, and its next one for host 0, are discarded.
     let mut rest = long[HEADER_LEN + 10..].to_vec();
@@ -303,6 +309,11 @@ fn handshakes_that_name_no_expected_host_are_refused() {
         "host 0 is dialed, never accepted"
     );
     assert!(n.r.poll_event().is_none(), "the job goes on");
+    assert_eq!(
+        n.r.broken(),
+        None,
+        "a refused handshake does not end the job"
+    );
     let _ = n.r.accept(Acceptor::Global).unwrap();
     let _ = n.r.accept(Acceptor::Global).unwrap();
     assert!(
@@ -364,4 +375,19 @@ fn spliced_data_stays_in_order_ahead_of_later_bytes_and_within_the_bound() {
 
 fn pattern_bytes(n: u32) -> Vec<u8> {
     (0..n).map(|i| (i * 7 + i / 256) as u8).collect()
+}
+
+#[test]
+fn a_connection_closing_before_fini_means_the_job_cannot_finish() {
+    let mut n = net(1 << 16);
+    assert_eq!(n.r.broken(), None);
+    // The relay of the other client died: its connection closes mid-job.
+    n.r.on_close(n.outside, None);
+    let why = dropped(&mut n.r, n.outside);
+    assert!(
+        why.contains("outside IMPI host 0 closed its connection before FINI"),
+        "{why}"
+    );
+    assert_eq!(n.r.broken(), Some(why.as_str()));
+    assert!(!n.r.is_done());
 }
