@@ -35,7 +35,14 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destina
     being 0 (joins directly) or the trunk count (True counts as one relay), trunked in
     `trunk_mode`. With `key`, the job uses it as IMPI_AUTH_KEY (the server's -auth key)
     and the relays encrypt with it (-encrypt). Returns the finished Job (relays are among
-    its launchers)."""
+    its launchers, named "relay I" for client I's trunk 0 and "relay I.k" for trunk k)."""
+    job = start_relayed(jobs, clusters, argv, env, timeout, trunk_mode, key)
+    return jobs._finish(job, timeout)
+
+
+def start_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destination", key=None):
+    """As run_relayed, but returns the Job as soon as every process started; finish it
+    with jobs._finish(job, timeout)."""
     auth = []
     if key is not None:
         env = dict(env or {}, IMPI_AUTH_KEY=str(key))
@@ -77,7 +84,7 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destina
         mpirun = jobs.mpirun_argv(host_slots(hosts, n), n, argv)
         jobs._start(job, f"cluster {i}", hosts[0], mpirun[:1] + ["-client", str(i), target] + mpirun[1:],
                     jobs._env(hosts[0], env))
-    return jobs._finish(job, timeout)
+    return job
 
 
 def wan_bytes(lab, fe):
