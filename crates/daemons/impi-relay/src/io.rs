@@ -46,6 +46,22 @@ struct Peer {
     secure: Option<Box<SecureChannel>>,
     /// The pipe packet data is spliced through towards this connection.
     pipe: Option<Pipe>,
+    /// The far end, as known when the connection was made (a reset connection no
+    /// longer tells it, and the log must name it then).
+    addr: Option<SocketAddr>,
+}
+
+impl Peer {
+    fn new(kind: Kind, sock: TcpStream, secure: Option<Box<SecureChannel>>) -> Peer {
+        Peer {
+            kind,
+            addr: sock.peer_addr().ok(),
+            sock,
+            out: Vec::new(),
+            secure,
+            pipe: None,
+        }
+    }
 }
 
 struct Listeners {
@@ -377,13 +393,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
             global,
             private: Vec::new(),
         },
-        peers: vec![Peer {
-            kind: Kind::Server,
-            sock: server,
-            out: Vec::new(),
-            secure: None,
-            pipe: None,
-        }],
+        peers: vec![Peer::new(Kind::Server, server, None)],
     };
     let result = relay
         .admit_early(gathered.early)
@@ -706,13 +716,8 @@ impl Relay {
                         format!("connection from {from} to the agent's port")
                     });
                     nonblocking(&sock)?;
-                    self.peers.push(Peer {
-                        kind: Kind::Candidate(Vec::new()),
-                        sock,
-                        out: Vec::new(),
-                        secure: None,
-                        pipe: None,
-                    });
+                    self.peers
+                        .push(Peer::new(Kind::Candidate(Vec::new()), sock, None));
                 }
                 Ok(())
             }
@@ -755,13 +760,7 @@ impl Relay {
                                     if global { "global" } else { "private" }
                                 )
                             });
-                            self.peers.push(Peer {
-                                kind: Kind::Data(conn),
-                                sock,
-                                out: Vec::new(),
-                                secure,
-                                pipe: None,
-                            });
+                            self.peers.push(Peer::new(Kind::Data(conn), sock, secure));
                         }
                         Err(e) => router.on_close(conn, Some(format!("could not be set up ({e})"))),
                     }
@@ -868,13 +867,8 @@ impl Relay {
     fn admit_early(&mut self, early: Vec<(TcpStream, Vec<u8>)>) -> Result<(), String> {
         for (sock, first) in early {
             nonblocking(&sock)?;
-            self.peers.push(Peer {
-                kind: Kind::Candidate(first),
-                sock,
-                out: Vec::new(),
-                secure: None,
-                pipe: None,
-            });
+            self.peers
+                .push(Peer::new(Kind::Candidate(first), sock, None));
             self.admit(self.peers.len() - 1)?;
         }
         self.flush_all()
@@ -1014,13 +1008,11 @@ impl Relay {
                 )
             });
             let outside = matches!(dial.link, Link::Outside { .. });
-            self.peers.push(Peer {
-                kind: Kind::Data(conn),
+            self.peers.push(Peer::new(
+                Kind::Data(conn),
                 sock,
-                out: Vec::new(),
-                secure: secure_channel(self.job_key, outside, Role::Dialer)?,
-                pipe: None,
-            });
+                secure_channel(self.job_key, outside, Role::Dialer)?,
+            ));
         }
         Ok(())
     }
@@ -1184,10 +1176,7 @@ impl Relay {
                         match &reason {
                             Some(why) => eprintln!(
                                 "impi-relay: dropping the connection from {}: {why}",
-                                p.sock
-                                    .peer_addr()
-                                    .map(|a| a.to_string())
-                                    .unwrap_or_else(|_| "?".into())
+                                p.addr.map_or_else(|| "?".into(), |a| a.to_string())
                             ),
                             None => log(&self.opts, || format!("connection {conn} finished")),
                         }
