@@ -419,10 +419,10 @@ impl Router {
         let Some(c) = self.conns.get_mut(conn).and_then(Option::take) else {
             return;
         };
-        let reason = error.unwrap_or_else(|| "closed its connection".into());
         match c.link {
             None => {
                 self.handshakes -= 1;
+                let reason = error.unwrap_or_else(|| "closed its connection".into());
                 self.events.push_back(RouterEvent::Close {
                     conn,
                     reason: Some(format!("{reason} before its handshake")),
@@ -437,11 +437,14 @@ impl Router {
                 self.settle();
             }
             Some(link) => {
-                let why = format!(
-                    "{} {reason} before FINI: a process of its cluster, or a relay \
-                     between, ended or failed",
-                    describe(link)
-                );
+                let why = match error {
+                    None => format!(
+                        "{} closed its connection before FINI: a process of its cluster, \
+                         or a relay between, ended or failed",
+                        describe(link)
+                    ),
+                    Some(e) => format!("{}: {e} (before FINI)", describe(link)),
+                };
                 self.drop_link(conn, c, link, why);
                 self.settle();
             }

@@ -14,6 +14,8 @@ use common::{
 };
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
+use crossmpi_impi::wire::tables::Version;
+use crossmpi_impi_relay::secure::{JobKey, Role, SecureChannel, ENCRYPT_MAJOR, VERSION};
 use crossmpi_impi_relay::topology::proc_ids;
 use crossmpi_impi_relay::trunk::{trunk_of, TrunkMode, SOURCE_TRUNK_MAJOR};
 use std::collections::BTreeSet;
@@ -510,4 +512,65 @@ fn a_connection_lost_between_private_clusters_ends_every_party() {
         took < TIMEOUT / 2,
         "no party waited for a timeout: {took:?}"
     );
+}
+
+#[test]
+fn a_tampered_record_ends_the_encrypting_relay_and_the_job() {
+    // Client 1 is behind an encrypting relay; client 0 poses as an encrypting relay
+    // (its tables carry the mark, its host speaks the record layer) and sends a record
+    // with one bit flipped. The relay drops that connection, and since the job cannot
+    // finish it ends, closing its inside connections: client 1's hosts see them close
+    // instead of waiting for client 0's packets.
+    let key = 0x5eed_u64;
+    let (server, server_thread) = start_keyed_server(2, Some(key));
+    let (relay_addr, mut relay) = start_encrypted_trunks(
+        1,
+        server,
+        1,
+        TrunkMode::Destination,
+        1 << 16,
+        Some(key),
+        None,
+    );
+    let mut inside = Cluster::new(1, 2, false);
+    inside.key = Some(key);
+    let inside = std::thread::spawn(move || run_cluster(inside, relay_addr, 0));
+    let mut fake = Cluster::new(0, 1, false);
+    fake.key = Some(key);
+    fake.marks.push(Version {
+        major: ENCRYPT_MAJOR,
+        minor: VERSION,
+    });
+    let (_tables, _client, _agent) = startup(&fake, server).unwrap();
+    // The relay's outside host (host 1) connects to host 0.
+    let (mut s, _) = fake.listeners[0].accept().unwrap();
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut channel = SecureChannel::new(JobKey::from_impi_key(key), Role::Acceptor, [7; 16]);
+    s.write_all(channel.pending_out()).unwrap();
+    let n = channel.pending_out().len();
+    channel.on_written(n);
+    while !channel.is_open() {
+        let space = channel.read_space().unwrap();
+        let n = s.read(space).unwrap();
+        assert!(n > 0, "the relay sends its hello");
+        channel.on_read(n).unwrap();
+    }
+    // Our first record (empty, proving the key) goes out intact; the next is altered.
+    let first = channel.pending_out().to_vec();
+    s.write_all(&first).unwrap();
+    channel.on_written(first.len());
+    assert_eq!(channel.seal(&0u32.to_be_bytes()), 4);
+    let mut record = channel.pending_out().to_vec();
+    *record.last_mut().unwrap() ^= 1;
+    s.write_all(&record).unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest); // the end of the stream (or a reset), not a timeout
+    let e = relay.remove(0).join().unwrap().unwrap_err();
+    assert!(
+        e.contains("outside IMPI host 0: record 1 does not authenticate")
+            && e.contains("cannot finish"),
+        "the relay names the connection and the record: {e}"
+    );
+    closed_not_timed_out(inside.join().unwrap(), "client 1");
+    assert!(server_thread.join().unwrap().is_err(), "the job failed");
 }

@@ -145,6 +145,8 @@ pub struct Cluster {
     pub first_pid: i64,
     /// The key the agent authenticates with (IMPI_AUTH_KEY), if any.
     pub key: Option<u64>,
+    /// Version entries appended to the cluster's list (e.g. an encrypting relay's mark).
+    pub marks: Vec<Version>,
 }
 
 impl Cluster {
@@ -157,6 +159,7 @@ impl Cluster {
             lockstep,
             first_pid: 100,
             key: None,
+            marks: Vec::new(),
         }
     }
 
@@ -165,13 +168,16 @@ impl Cluster {
         ClientInfo {
             // crossmpi's version entry: the relays' source mode asks for crossmpi inside
             // (the simulated hosts then send as crossmpi does, see `sends`).
-            versions: vec![
+            versions: [
                 Version::default(),
                 Version {
                     major: 0x4358_4d50,
                     minor: 17,
                 },
-            ],
+            ]
+            .into_iter()
+            .chain(self.marks.iter().copied())
+            .collect(),
             datalen: 4 << 20,
             tag_ub: i32::MAX,
             coll_xsize: -1,
