@@ -21,6 +21,10 @@ clusters).
   MiB) PC-GC with 2 and 4 trunks and PC-PC with 4+2 (both modes), whose bytes, counted on every
   front-end's WAN interface, spread over the front-ends that run a relay (each at least
   half its fair share) and not over the others.
+- A relay's death: a job running a loop of collectives through relays (PC-GC and PC-PC,
+  1 and 2 trunks) whose relay process is killed (SIGKILL, by PID) mid-job ends: every
+  other process exits non-zero within 10 s, each cluster's output names a connection
+  that closed, and no rank is left running. (Surviving a relay's death is not built.)
 
 The relay's added latency is measured by crates/daemons/impi-relay/bench/relayjob.py
 (docs/impi-relay.md). About 3 minutes on 2 cores. Needs root and crossmpi installed in
@@ -30,8 +34,10 @@ CROSSMPI_PREFIX.
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import unique_name
@@ -40,7 +46,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 PREFIX = os.environ.get("CROSSMPI_PREFIX", os.path.join(ROOT, "build", "install"))
 sys.path.insert(0, os.path.join(ROOT, "crates", "daemons", "impi-relay", "bench"))
 
-from relayjob import LAB_FILE, run_relayed, wan_bytes  # noqa: E402
+from relayjob import LAB_FILE, run_relayed, start_relayed, wan_bytes  # noqa: E402
 
 TRUNK_LAB_FILE = "grid-trunk.toml"
 from gridjob import GridJobs, grid_lab  # noqa: E402
@@ -118,6 +124,27 @@ def test_kernel_through_a_relay_gives_the_one_cluster_answer(kernel, binaries, g
     assert one.ok, one.describe()
     result = [re.findall(rf"^{name}: .*$", j.stdout, re.M) for j in (job, one)]
     assert len(result[0]) == 1 and result[0] == result[1], f"through the relay {result[0]}, one cluster {result[1]}"
+
+
+ENCRYPTED = ["sendrecv", "p2p_modes", "coll_basic", "c/cg"]
+
+
+@pytest.mark.parametrize("program", ENCRYPTED)
+def test_program_through_encrypting_relays(program, binaries, grids):
+    """PC-PC with both relays encrypting (-encrypt, keyed from the job's IMPI_AUTH_KEY):
+    the programs pass, cg gives the one-cluster answer, and each relay says that it
+    encrypts its connections to the other client."""
+    jobs = grids(0)
+    name = program.split("/")[-1]
+    key = int.from_bytes(os.urandom(8), "big")
+    job = run_relayed(jobs, PAIRS["pcpc"], [binaries[program]], timeout=RUN_TIMEOUT, key=key)
+    check_ok(job, name)
+    assert job.describe().count("the connections to the other clients are encrypted") == 2, job.describe()
+    if name == "cg":
+        one = jobs.run_flat([4], [binaries[program]], timeout=RUN_TIMEOUT)
+        assert one.ok, one.describe()
+        result = [re.findall(rf"^{name}: .*$", j.stdout, re.M) for j in (job, one)]
+        assert len(result[0]) == 1 and result[0] == result[1], f"encrypted {result[0]}, one cluster {result[1]}"
 
 
 def test_without_the_relay_the_network_blocks_the_job(binaries, grids):
@@ -203,3 +230,67 @@ def test_traffic_spreads_over_the_trunks(pair, crossbw, trunk_jobs):
             assert b >= total / relays / 2, f"{c}: {relays} trunks but bytes per front-end {moved}"
         for b in idle:
             assert b < total / 100, f"{c}: a front-end without a relay carried bytes: {moved}"
+
+
+# A relay's death mid-job: (clusters, the relay process killed), on the trunk lab.
+KILLS = {
+    "pcgc-1": ([("p", 4, 1), ("g", 4, 0)], "relay 0"),
+    "pcpc-1": ([("p", 4, 1), ("q", 4, 1)], "relay 1"),
+    "pcgc-2": ([("p", 4, 2), ("g", 4, 0)], "relay 0.1"),
+    "pcpc-2-trunk1": ([("p", 4, 2), ("q", 4, 2)], "relay 0.1"),
+    "pcpc-2-trunk0": ([("p", 4, 2), ("q", 4, 2)], "relay 1"),
+}
+KILL_DEADLINE_S = 10
+
+
+@pytest.fixture(scope="module")
+def collective_loop(tmp_path_factory):
+    src = os.path.join(ROOT, "crates", "daemons", "impi-relay", "tests", "c", "collective_loop.c")
+    return build(str(tmp_path_factory.mktemp("kill-bin")), src)
+
+
+def wait_for_line(path, line, timeout):
+    """True once the file at `path` has `line` as one of its lines."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(path, errors="replace") as f:
+            if line in f.read().splitlines():
+                return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("case", KILLS)
+def test_a_killed_relay_ends_the_job(case, collective_loop, trunk_jobs):
+    """SIGKILL one relay process while the ranks exchange collectives through the
+    relays: the job cannot go on (nothing can resend what the dead relay held), so every
+    other party must end, non-zero, within KILL_DEADLINE_S, each cluster naming a
+    connection that closed, and no rank may be left running."""
+    clusters, victim_name = KILLS[case]
+    job = start_relayed(trunk_jobs, clusters, [collective_loop, "60"], timeout=RUN_TIMEOUT)
+    try:
+        first = next(p for p in job.procs if p.name == "cluster 0")
+        started = wait_for_line(first.out_path, "RUNNING", 60)
+        victim = next(p for p in job.procs if p.name == victim_name)
+        os.kill(victim.popen.pid, signal.SIGKILL)
+        killed = time.monotonic()
+    finally:
+        trunk_jobs._finish(job, RUN_TIMEOUT)
+    assert started, f"the job did not get past its first round\n{job.describe()}"
+    assert not job.timed_out, job.describe()
+    for p in job.procs:
+        if p is victim:
+            assert p.rc == -signal.SIGKILL, job.describe()
+            continue
+        assert p.rc != 0, f"{p.name} exited 0 after the relay's death\n{job.describe()}"
+        took = p.ended - killed
+        assert took < KILL_DEADLINE_S, f"{p.name} ended {took:.1f} s after the kill\n{job.describe()}"
+    for p in job.procs:
+        if p.name.startswith("cluster"):
+            text = p.out + p.err
+            assert "closed its connection" in text, f"{p.name} names no closed connection\n{job.describe()}"
+            assert re.search(r"^mpirun: .*ending the job", text, re.M), f"{p.name}: no end\n{job.describe()}"
+    left = subprocess.run(["pgrep", "-f", collective_loop], capture_output=True, text=True).stdout.split()
+    assert not left, f"ranks left running: {left}\n{job.describe()}"
+    print(f"{case}: killed {victim_name}; the last party ended "
+          f"{max(p.ended for p in job.procs if p is not victim) - killed:.2f} s later")

@@ -30,10 +30,23 @@ from gridjob import Job, cluster_hosts, grid_lab, host_slots, read_first_line  #
 LAB_FILE = "grid-relay.toml"
 
 
-def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destination"):
+def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destination", key=None):
     """An IMPI job; `clusters` lists (cluster name, ranks, relays) in client order, relays
     being 0 (joins directly) or the trunk count (True counts as one relay), trunked in
-    `trunk_mode`. Returns the finished Job (relays are among its launchers)."""
+    `trunk_mode`. With `key`, the job uses it as IMPI_AUTH_KEY (the server's -auth key)
+    and the relays encrypt with it (-encrypt). Returns the finished Job (relays are among
+    its launchers, named "relay I" for client I's trunk 0 and "relay I.k" for trunk k)."""
+    job = start_relayed(jobs, clusters, argv, env, timeout, trunk_mode, key)
+    return jobs._finish(job, timeout)
+
+
+def start_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destination", key=None):
+    """As run_relayed, but returns the Job as soon as every process started; finish it
+    with jobs._finish(job, timeout)."""
+    auth = []
+    if key is not None:
+        env = dict(env or {}, IMPI_AUTH_KEY=str(key))
+        auth = ["-auth", "key"]
     lab = jobs.lab
     names = [h[0][:-1] for h in cluster_hosts(lab)]
     params = {c["name"]: c for c in lab.topo.params["clusters"]}
@@ -42,7 +55,7 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destina
     job = Job(started=time.monotonic())
     server = jobs._start(job, "server", server_host,
                          [f"{jobs.bin}/impi-server", "-server", str(len(clusters)), "-host", lab.ip(server_host),
-                          "--timeout", str(timeout)], jobs._env(server_host, env), pipe_stdout=True)
+                          "--timeout", str(timeout)] + auth, jobs._env(server_host, env), pipe_stdout=True)
     addr = read_first_line(server.popen.stdout.fileno(), 10)
     if not addr:
         jobs._finish(job, 0)
@@ -54,7 +67,8 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destina
             fe = f"{cname}-fe1"
             relay = jobs._start(job, f"relay {i}", fe,
                                 [f"{jobs.bin}/impi-relay", "-relay", str(i), addr, "-trunks", str(int(trunks)),
-                                 "-trunk-mode", trunk_mode, "-net", lab.ip(fe, "priv0")],
+                                 "-trunk-mode", trunk_mode, "-net", lab.ip(fe, "priv0")]
+                                + (["-encrypt", "-v"] if key is not None else []),
                                 jobs._env(fe, env), pipe_stdout=True)
             target = read_first_line(relay.popen.stdout.fileno(), 10)
             if not target:
@@ -70,7 +84,7 @@ def run_relayed(jobs, clusters, argv, env=None, timeout=120, trunk_mode="destina
         mpirun = jobs.mpirun_argv(host_slots(hosts, n), n, argv)
         jobs._start(job, f"cluster {i}", hosts[0], mpirun[:1] + ["-client", str(i), target] + mpirun[1:],
                     jobs._env(hosts[0], env))
-    return jobs._finish(job, timeout)
+    return job
 
 
 def wan_bytes(lab, fe):

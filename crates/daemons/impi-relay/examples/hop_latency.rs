@@ -1,25 +1,29 @@
 //! What a relay hop adds to the latency, on loopback: two simulated clusters of one
 //! host each ping-pong 0-byte DATA packets directly (GC-GC), through one relay (PC-GC)
-//! and through two (PC-PC), with the real IMPI server and relays of this crate. Prints
-//! the median and mean half round trip of each and the latency added per hop (from the
-//! medians, which other load on the machine disturbs least). A benchmark, not a test.
+//! and through two (PC-PC, plain and with `-encrypt`), with the real IMPI server and
+//! relays of this crate. Prints the median and mean half round trip of each and the
+//! latency added per hop (from the medians, which other load on the machine disturbs
+//! least). A benchmark, not a test.
 //!
 //!   cargo run --release -p crossmpi-impi-relay --example hop_latency [ROUND_TRIPS]
 
+#[allow(dead_code)] // the shared test fixtures: this benchmark uses a few
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{dance, fini, start_relay, start_server, startup, Cluster, TIMEOUT};
+use common::{dance, end_host, start_encrypted_trunks, startup, two_client_job, Cluster, TIMEOUT};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
 use crossmpi_impi_relay::topology::proc_ids;
+use crossmpi_impi_relay::trunk::TrunkMode;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::Instant;
 
 /// One cluster's host: `rounds` round trips, started by client 0; returns client 0's
 /// half round trips in microseconds.
-fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> {
+fn host(rank: u32, addr: SocketAddr, key: Option<u64>, rounds: usize) -> Result<Vec<f64>, String> {
     let mut c = Cluster::new(rank, 1, false);
+    c.key = key;
     // Distinct pids: without a relay nothing renames colliding identities.
     c.first_pid += i64::from(rank);
     let (tables, mut client, mut agent) = startup(&c, addr)?;
@@ -54,49 +58,30 @@ fn host(rank: u32, addr: SocketAddr, rounds: usize) -> Result<Vec<f64>, String> 
             p.dest
         ));
     }
-    sock.write_all(&fini()).map_err(|e| e.to_string())?;
-    loop {
-        sock.read_exact(&mut got).map_err(|e| e.to_string())?;
-        if got[..4] == fini()[..4] {
-            break;
-        }
-    }
-    client.finish().map_err(|e| e.to_string())?;
-    agent
-        .write_all(&client.take_output())
-        .map_err(|e| e.to_string())?;
+    end_host(&mut sock, &mut client, &mut agent)?;
     Ok(half)
 }
 
-/// Median and mean half round trip with the given clients behind relays.
-fn measure(relayed: [bool; 2], rounds: usize) -> (f64, f64) {
-    let (server, server_thread) = start_server(2);
-    let mut relays = Vec::new();
-    let mut hosts = Vec::new();
-    for (rank, &r) in relayed.iter().enumerate() {
-        let addr = if r {
-            let (a, t) = start_relay(rank as u32, server, 256 << 10);
-            relays.push(t);
-            a
-        } else {
-            server
-        };
-        hosts.push(std::thread::spawn(move || host(rank as u32, addr, rounds)));
-    }
-    let mut half = Vec::new();
-    for (rank, h) in hosts.into_iter().enumerate() {
-        let times = h
-            .join()
-            .unwrap()
-            .unwrap_or_else(|e| panic!("client {rank}: {e}"));
-        if rank == 0 {
-            half = times;
-        }
-    }
-    for r in relays {
-        r.join().unwrap().unwrap();
-    }
-    server_thread.join().unwrap().unwrap();
+/// Median and mean half round trip with the given clients behind relays (encrypting
+/// with `key`).
+fn measure(relayed: [bool; 2], key: Option<u64>, rounds: usize) -> (f64, f64) {
+    let mut half = two_client_job(
+        relayed,
+        key,
+        |rank, server| {
+            start_encrypted_trunks(
+                rank,
+                server,
+                1,
+                TrunkMode::Destination,
+                256 << 10,
+                key,
+                None,
+            )
+        },
+        |rank, addr| std::thread::spawn(move || host(rank, addr, key, rounds)),
+    )
+    .swap_remove(0);
     half.sort_by(f64::total_cmp);
     let mean = half.iter().sum::<f64>() / half.len() as f64;
     (half[half.len() / 2], mean)
@@ -108,20 +93,25 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(20000usize);
     let cases = [
-        ("GC-GC", [false, false]),
-        ("PC-GC", [true, false]),
-        ("PC-PC", [true, true]),
+        ("GC-GC   ", 0, [false, false], None),
+        ("PC-GC   ", 1, [true, false], None),
+        ("PC-PC   ", 2, [true, true], None),
+        ("PC-PC -e", 2, [true, true], Some(0x5eed)),
     ];
-    println!("case   relays  median_us  mean_us   ({rounds} round trips, 0-byte DATA, loopback)");
+    println!(
+        "case      relays  median_us  mean_us   ({rounds} round trips, 0-byte DATA, loopback)"
+    );
     let mut medians = Vec::new();
-    for (relays, (name, relayed)) in cases.iter().enumerate() {
-        let (median, mean) = measure(*relayed, rounds);
+    for (name, relays, relayed, key) in cases {
+        let (median, mean) = measure(relayed, key, rounds);
         println!("{name}  {relays:>6}  {median:>9.1}  {mean:>7.1}");
         medians.push(median);
     }
     println!(
-        "added per relay hop (median): {:.1} us (one relay), {:.1} us (two relays, per hop)",
+        "added per relay hop (median): {:.1} us (one relay), {:.1} us (two relays, per hop), \
+         {:.1} us (two encrypting relays, per hop)",
         medians[1] - medians[0],
-        (medians[2] - medians[0]) / 2.0
+        (medians[2] - medians[0]) / 2.0,
+        (medians[3] - medians[0]) / 2.0
     );
 }

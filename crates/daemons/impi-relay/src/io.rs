@@ -8,8 +8,10 @@
 use crate::options::Options;
 use crate::rewrite::RelayPlace;
 use crate::router::{describe, ConnId, Router, RouterEvent};
+use crate::secure::{agreed_encryption, JobKey, Role, SecureChannel, RANDOM_LEN};
+use crate::splice::Pipe;
 use crate::startup::{StartupEvent, StartupRelay, AUTH_MSG_LEN};
-use crate::topology::{Acceptor, Topology};
+use crate::topology::{Acceptor, Link, Topology};
 use crate::trunk::{TrunkAddrs, TrunkMsg, HEADER_LEN};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::startup::ClientMessage;
@@ -35,11 +37,31 @@ enum Kind {
     Closed,
 }
 
-/// A startup socket with what remains to be written to it.
+/// A socket with what remains to be written to it (startup sockets), and the record
+/// layer of an encrypted host connection.
 struct Peer {
     kind: Kind,
     sock: TcpStream,
     out: Vec<u8>,
+    secure: Option<Box<SecureChannel>>,
+    /// The pipe packet data is spliced through towards this connection.
+    pipe: Option<Pipe>,
+    /// The far end, as known when the connection was made (a reset connection no
+    /// longer tells it, and the log must name it then).
+    addr: Option<SocketAddr>,
+}
+
+impl Peer {
+    fn new(kind: Kind, sock: TcpStream, secure: Option<Box<SecureChannel>>) -> Peer {
+        Peer {
+            kind,
+            addr: sock.peer_addr().ok(),
+            sock,
+            out: Vec::new(),
+            secure,
+            pipe: None,
+        }
+    }
 }
 
 struct Listeners {
@@ -59,6 +81,8 @@ struct Relay {
     /// Trunk 0's connections to trunks 1..K, until they have the tables.
     members: Vec<TcpStream>,
     router: Option<Router>,
+    /// Set when the outside connections are encrypted (known once the tables are).
+    job_key: Option<JobKey>,
     listeners: Listeners,
     peers: Vec<Peer>,
 }
@@ -117,6 +141,23 @@ fn resolve(addr: &str, what: &str) -> Result<SocketAddr, String> {
         .map_err(|e| format!("impi-relay: {what} address {addr:?}: {e}"))?
         .next()
         .ok_or_else(|| format!("impi-relay: {what} address {addr:?} resolves to nothing"))
+}
+
+/// The record layer of a new host connection: only on the outside (the relays of other
+/// clusters), and only when the job is encrypted.
+fn secure_channel(
+    key: Option<JobKey>,
+    outside: bool,
+    role: Role,
+) -> Result<Option<Box<SecureChannel>>, String> {
+    let Some(key) = key.filter(|_| outside) else {
+        return Ok(None);
+    };
+    let mut random = [0u8; RANDOM_LEN];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut random))
+        .map_err(|e| format!("no random bytes from /dev/urandom: {e}"))?;
+    Ok(Some(Box::new(SecureChannel::new(key, role, random))))
 }
 
 /// Sends one trunk message (blocking).
@@ -336,23 +377,23 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
         me: opts.rank,
         trunks,
         mode: opts.trunk_mode,
+        encrypt: opts.encrypt,
     };
     let mut relay = Relay {
         opts: opts.clone(),
         inside_ip,
-        startup: Some(StartupRelay::new(place, opts.limits)),
+        startup: Some(
+            StartupRelay::new(place, opts.limits).expecting_key(opts.key.filter(|_| opts.encrypt)),
+        ),
         members,
         router: None,
+        job_key: None,
         listeners: Listeners {
             agent: Some(agent),
             global,
             private: Vec::new(),
         },
-        peers: vec![Peer {
-            kind: Kind::Server,
-            sock: server,
-            out: Vec::new(),
-        }],
+        peers: vec![Peer::new(Kind::Server, server, None)],
     };
     let result = relay
         .admit_early(gathered.early)
@@ -423,6 +464,7 @@ pub fn run_member(opts: &Options) -> Result<(), String> {
         startup: None,
         members: Vec::new(),
         router: None,
+        job_key: None,
         listeners: Listeners {
             agent: None,
             global,
@@ -435,6 +477,103 @@ pub fn run_member(opts: &Options) -> Result<(), String> {
         .and_then(|_| relay.serve());
     relay.close_all();
     result.map_err(|e| format!("impi-relay: {e}"))
+}
+
+/// Reads an encrypted connection: hands the router the opened plaintext as far as it
+/// takes it, and reads the socket only when none is left waiting (so at most two
+/// records are held). A record that fails ends the connection with the reason.
+fn read_secure(
+    router: &mut Router,
+    conn: ConnId,
+    sock: &mut TcpStream,
+    secure: &mut SecureChannel,
+) {
+    loop {
+        while !secure.plaintext().is_empty() {
+            let Some(buf) = router.read_buf(conn) else {
+                return;
+            };
+            let plain = secure.plaintext();
+            let n = buf.len().min(plain.len());
+            buf[..n].copy_from_slice(&plain[..n]);
+            router.on_read(conn, n);
+            if let Err(why) = secure.consume(n) {
+                return router.on_close(conn, Some(why));
+            }
+        }
+        if router.read_buf(conn).is_none() {
+            return;
+        }
+        let space = secure
+            .read_space()
+            .expect("room once the plaintext is taken");
+        match sock.read(space) {
+            Ok(0) => return router.on_close(conn, secure.on_eof().err()),
+            Ok(n) => {
+                if let Err(why) = secure.on_read(n) {
+                    return router.on_close(conn, Some(why));
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return router.on_close(conn, Some(format!("read failed ({e})"))),
+        }
+    }
+}
+
+/// Writes an encrypted connection: seals the router's queued bytes one record at a
+/// time and tells the router they are written once the record's last byte is.
+fn write_secure(
+    router: &mut Router,
+    conn: ConnId,
+    sock: &mut TcpStream,
+    secure: &mut SecureChannel,
+) {
+    loop {
+        if secure.pending_out().is_empty() && secure.seal(router.write_buf(conn)) == 0 {
+            return;
+        }
+        match sock.write(secure.pending_out()) {
+            Ok(n) => {
+                let done = secure.on_written(n);
+                if done > 0 {
+                    router.on_written(conn, done);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return router.on_close(conn, Some(format!("write failed ({e})"))),
+        }
+    }
+}
+
+/// Bytes spliced into a pipe at once, and the pipe's size.
+const PIPE_CHUNK: usize = 256 << 10;
+
+/// What one splice step did.
+enum Spliced {
+    /// Bytes moved: try again.
+    Moved,
+    /// Nothing more now (the socket is empty, or the connection ended).
+    Stop,
+    /// Splicing does not apply now: read into the router's buffers.
+    NotNow,
+}
+
+/// Writes what the pipe towards `conn` holds, as far as its socket takes it.
+fn drain_pipe(router: &mut Router, conn: ConnId, sock: &TcpStream, pipe: &Pipe) {
+    loop {
+        let queued = router.piped(conn);
+        if queued == 0 {
+            return;
+        }
+        match pipe.drain(sock.as_raw_fd(), queued) {
+            Ok(n) => router.on_pipe_written(conn, n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return router.on_close(conn, Some(format!("write failed ({e})"))),
+        }
+    }
 }
 
 /// What one poll entry stands for.
@@ -459,10 +598,12 @@ impl Relay {
                     return Ok(());
                 }
             }
-            let (mut fds, slots) = self.poll_set();
+            let mut busy = false;
+            let (mut fds, slots) = self.poll_set(&mut busy);
+            let timeout = if busy { 0 } else { 1000 };
             // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd records
             // that lives across the call.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 if e.kind() == ErrorKind::Interrupted {
@@ -475,12 +616,24 @@ impl Relay {
                     self.on_ready(slot, fd.revents)?;
                 }
             }
+            if busy {
+                self.deliver_opened();
+            }
             self.flush_all()?;
             self.drop_closed();
+            if let Some(why) = self.router.as_ref().and_then(Router::broken) {
+                // Nothing can replace the lost packets: end the job now rather than
+                // leave the parties still connected waiting for them.
+                return Err(format!(
+                    "{why}; the job cannot finish, so this relay closes every connection \
+                     (inside and outside) and ends"
+                ));
+            }
         }
     }
 
-    fn poll_set(&mut self) -> (Vec<libc::pollfd>, Vec<Slot>) {
+    /// The poll set; `busy` is set when some connection has work without waiting.
+    fn poll_set(&mut self, busy: &mut bool) -> (Vec<libc::pollfd>, Vec<Slot>) {
         let mut fds = Vec::new();
         let mut slots = Vec::new();
         let mut add = |fd: i32, events: i16, slot: Slot| {
@@ -509,10 +662,24 @@ impl Relay {
             }
         }
         for (i, p) in self.peers.iter().enumerate() {
-            let (read, write) = match p.kind {
-                Kind::Data(conn) => {
+            let (read, write) = match (&p.kind, &p.secure) {
+                (&Kind::Data(conn), Some(secure)) => {
                     let r = self.router.as_mut().expect("data peers have a router");
-                    (r.read_buf(conn).is_some(), !r.write_buf(conn).is_empty())
+                    let wants = r.read_buf(conn).is_some();
+                    // Opened plaintext the router can take now: no sleeping in poll.
+                    *busy |= wants && !secure.plaintext().is_empty();
+                    (
+                        wants && secure.plaintext().is_empty(),
+                        !secure.pending_out().is_empty()
+                            || (secure.is_open() && !r.write_buf(conn).is_empty()),
+                    )
+                }
+                (&Kind::Data(conn), None) => {
+                    let r = self.router.as_mut().expect("data peers have a router");
+                    (
+                        r.read_buf(conn).is_some(),
+                        !r.write_buf(conn).is_empty() || r.piped(conn) > 0,
+                    )
                 }
                 _ => (true, !p.out.is_empty()),
             };
@@ -549,11 +716,8 @@ impl Relay {
                         format!("connection from {from} to the agent's port")
                     });
                     nonblocking(&sock)?;
-                    self.peers.push(Peer {
-                        kind: Kind::Candidate(Vec::new()),
-                        sock,
-                        out: Vec::new(),
-                    });
+                    self.peers
+                        .push(Peer::new(Kind::Candidate(Vec::new()), sock, None));
                 }
                 Ok(())
             }
@@ -579,25 +743,28 @@ impl Relay {
                 },
             };
             let Ok((sock, from)) = l.accept() else { return };
+            let key = self.job_key;
             let router = self
                 .router
                 .as_mut()
                 .expect("data listeners are polled with a router");
             match router.accept(at) {
-                Some(conn) if nonblocking(&sock).is_ok() => {
-                    log(&self.opts, || {
-                        format!(
-                            "accepted {from} on the {} port (connection {conn})",
-                            if global { "global" } else { "private" }
-                        )
-                    });
-                    self.peers.push(Peer {
-                        kind: Kind::Data(conn),
-                        sock,
-                        out: Vec::new(),
-                    });
+                Some(conn) => {
+                    let secure = nonblocking(&sock)
+                        .and_then(|_| secure_channel(key, global, Role::Acceptor));
+                    match secure {
+                        Ok(secure) => {
+                            log(&self.opts, || {
+                                format!(
+                                    "accepted {from} on the {} port (connection {conn})",
+                                    if global { "global" } else { "private" }
+                                )
+                            });
+                            self.peers.push(Peer::new(Kind::Data(conn), sock, secure));
+                        }
+                        Err(e) => router.on_close(conn, Some(format!("could not be set up ({e})"))),
+                    }
                 }
-                Some(conn) => router.on_close(conn, Some("could not be set up".into())),
                 None => eprintln!(
                     "impi-relay: refusing {from}: too many connections wait for their handshake"
                 ),
@@ -700,11 +867,8 @@ impl Relay {
     fn admit_early(&mut self, early: Vec<(TcpStream, Vec<u8>)>) -> Result<(), String> {
         for (sock, first) in early {
             nonblocking(&sock)?;
-            self.peers.push(Peer {
-                kind: Kind::Candidate(first),
-                sock,
-                out: Vec::new(),
-            });
+            self.peers
+                .push(Peer::new(Kind::Candidate(first), sock, None));
             self.admit(self.peers.len() - 1)?;
         }
         self.flush_all()
@@ -768,6 +932,18 @@ impl Relay {
         let trunking = self.opts.trunking();
         let topo =
             Topology::new(self.opts.rank, trunking, inside, outside).map_err(|e| e.to_string())?;
+        // Trunk 0 (the one with the startup dialogue) knows its own choice.
+        let chosen = self.startup.is_some().then_some(self.opts.encrypt);
+        if agreed_encryption(self.opts.rank, outside, chosen)? {
+            let key = self.opts.key.ok_or(
+                "the cluster's relays encrypt (trunk 0 has -encrypt): this one needs the \
+                 job's key in IMPI_AUTH_KEY",
+            )?;
+            self.job_key = Some(JobKey::from_impi_key(key));
+            log(&self.opts, || {
+                "the connections to the other clients are encrypted".into()
+            });
+        }
         log(&self.opts, || {
             format!(
                 "startup complete: {} host connections to make ({trunking:?})",
@@ -831,11 +1007,12 @@ impl Relay {
                     describe(dial.link)
                 )
             });
-            self.peers.push(Peer {
-                kind: Kind::Data(conn),
+            let outside = matches!(dial.link, Link::Outside { .. });
+            self.peers.push(Peer::new(
+                Kind::Data(conn),
                 sock,
-                out: Vec::new(),
-            });
+                secure_channel(self.job_key, outside, Role::Dialer)?,
+            ));
         }
         Ok(())
     }
@@ -843,8 +1020,23 @@ impl Relay {
     /// Reads a data connection while the router takes bytes.
     fn read_data(&mut self, i: usize, conn: ConnId) {
         let router = self.router.as_mut().expect("data peers have a router");
-        let sock = &mut self.peers[i].sock;
-        while let Some(buf) = router.read_buf(conn) {
+        let Peer { sock, secure, .. } = &mut self.peers[i];
+        if let Some(secure) = secure {
+            return read_secure(router, conn, sock, secure);
+        }
+        loop {
+            if self.opts.splice {
+                match self.splice_data(i, conn) {
+                    Spliced::Moved => continue,
+                    Spliced::Stop => return,
+                    Spliced::NotNow => {}
+                }
+            }
+            let router = self.router.as_mut().expect("data peers have a router");
+            let sock = &mut self.peers[i].sock;
+            let Some(buf) = router.read_buf(conn) else {
+                return;
+            };
             let want = buf.len();
             match sock.read(buf) {
                 Ok(0) => {
@@ -867,12 +1059,71 @@ impl Relay {
         }
     }
 
+    /// One splice of `conn`'s packet data into the pipe towards its destination, and
+    /// as much of the pipe as the destination takes now.
+    fn splice_data(&mut self, i: usize, conn: ConnId) -> Spliced {
+        let router = self.router.as_mut().expect("data peers have a router");
+        let Some((to, n)) = router.splice_route(conn) else {
+            return Spliced::NotNow;
+        };
+        let Some(j) = self
+            .peers
+            .iter()
+            .position(|p| matches!(p.kind, Kind::Data(c) if c == to))
+        else {
+            return Spliced::NotNow;
+        };
+        if self.peers[j].secure.is_some() {
+            return Spliced::NotNow;
+        }
+        if self.peers[j].pipe.is_none() {
+            match Pipe::new(PIPE_CHUNK) {
+                Ok(p) => self.peers[j].pipe = Some(p),
+                Err(e) => {
+                    eprintln!("impi-relay: no pipe for splice ({e}); copying instead");
+                    self.opts.splice = false;
+                    return Spliced::NotNow;
+                }
+            }
+        }
+        let from = self.peers[i].sock.as_raw_fd();
+        let dest = &self.peers[j];
+        let pipe = dest.pipe.as_ref().expect("made above");
+        match pipe.fill(from, n.min(PIPE_CHUNK)) {
+            Ok(0) => {
+                router.on_close(conn, None);
+                return Spliced::Stop;
+            }
+            Ok(k) => router.on_spliced(conn, k),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Spliced::Stop,
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Spliced::Moved,
+            Err(e) => {
+                // Not a connection problem: this kernel or socket cannot splice.
+                eprintln!("impi-relay: splice failed ({e}); copying instead");
+                self.opts.splice = false;
+                return Spliced::NotNow;
+            }
+        }
+        drain_pipe(router, to, &dest.sock, pipe);
+        Spliced::Moved
+    }
+
     /// Writes what every socket takes now, and acts on the router's events.
     fn flush_all(&mut self) -> Result<(), String> {
         for p in self.peers.iter_mut() {
             match p.kind {
                 Kind::Data(conn) => {
                     let router = self.router.as_mut().expect("data peers have a router");
+                    if let Some(secure) = &mut p.secure {
+                        write_secure(router, conn, &mut p.sock, secure);
+                        continue;
+                    }
+                    if let Some(pipe) = &p.pipe {
+                        drain_pipe(router, conn, &p.sock, pipe);
+                        if router.piped(conn) > 0 {
+                            continue;
+                        }
+                    }
                     loop {
                         let out = router.write_buf(conn);
                         if out.is_empty() {
@@ -925,10 +1176,7 @@ impl Relay {
                         match &reason {
                             Some(why) => eprintln!(
                                 "impi-relay: dropping the connection from {}: {why}",
-                                p.sock
-                                    .peer_addr()
-                                    .map(|a| a.to_string())
-                                    .unwrap_or_else(|_| "?".into())
+                                p.addr.map_or_else(|| "?".into(), |a| a.to_string())
                             ),
                             None => log(&self.opts, || format!("connection {conn} finished")),
                         }
@@ -939,6 +1187,18 @@ impl Relay {
             }
         }
         Ok(())
+    }
+
+    /// Hands the router the plaintext encrypted connections opened while it had no room.
+    fn deliver_opened(&mut self) {
+        for i in 0..self.peers.len() {
+            if let (&Kind::Data(conn), Some(secure)) = (&self.peers[i].kind, &self.peers[i].secure)
+            {
+                if !secure.plaintext().is_empty() {
+                    self.read_data(i, conn);
+                }
+            }
+        }
     }
 
     /// Forgets sockets marked closed.

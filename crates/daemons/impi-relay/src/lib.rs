@@ -16,6 +16,8 @@ pub mod io;
 pub mod options;
 pub mod rewrite;
 pub mod router;
+pub mod secure;
+pub mod splice;
 pub mod startup;
 #[cfg(test)]
 mod testing;

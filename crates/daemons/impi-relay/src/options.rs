@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [-net PRIVATE_ADDR]
-                  [-port P] [--global-addr ADDR] [-v]
+                  [-port P] [--global-addr ADDR] [-encrypt] [-v]
        impi-relay -trunk k -join ADDR:PORT [-net PRIVATE_ADDR] [--global-addr ADDR] [-v]
   -relay RANK SERVER:PORT  stand in for IMPI client RANK towards the IMPI server at
                    SERVER:PORT; the private cluster runs `mpirun -client RANK ADDR:PORT`
@@ -27,6 +27,10 @@ pub const USAGE: &str = "usage: impi-relay -relay RANK SERVER:PORT [-trunks K] [
   -port P          the port the cluster's agent connects to (default 0: any free port)
   --global-addr ADDR  the address outside hosts reach the relay at (default: the
                    address this host uses to reach the IMPI server)
+  -encrypt         encrypt and authenticate the connections to the other clients, which
+                   must all be relays with -encrypt; keyed from IMPI_AUTH_KEY, which the
+                   IMPI server must ask for (-auth key) (also CROSSMPI_RELAY_ENCRYPT=1;
+                   the other trunks follow trunk 0)
   -v               log every step to standard error
 The first line of standard output is the ADDR:PORT for `mpirun -client RANK`.";
 
@@ -40,6 +44,12 @@ pub const DEFAULT_CONNECT_SECS: u64 = 30;
 /// sources stop being read. 256 KiB keeps a 1 Gbit/s link busy across 2 ms of the
 /// receiver not reading, while 100 connections cost at most 25 MiB.
 pub const DEFAULT_BUFFER: usize = 256 << 10;
+
+/// Default of `CROSSMPI_RELAY_SPLICE`: whether packet data between plain host
+/// connections moves with splice(2) instead of through the relay's buffers. Off: on
+/// loopback it measured no faster than the one copy (docs/impi-relay.md, "Measured"),
+/// and copying keeps one path for all data.
+pub const DEFAULT_SPLICE: bool = false;
 
 /// Default of `CROSSMPI_RELAY_TRUNK_TIMEOUT`: how long trunk 0 waits for the other
 /// trunks to join (and each to answer during startup). A minute covers relays started
@@ -62,6 +72,14 @@ pub struct Options {
     pub port: u16,
     pub global_addr: Option<IpAddr>,
     pub verbose: bool,
+    /// Trunk 0: encrypt the outside connections (the other trunks learn it from the
+    /// tables).
+    pub encrypt: bool,
+    /// The job's key (`IMPI_AUTH_KEY`), which keys the encryption.
+    pub key: Option<u64>,
+    /// Move packet data between plain host connections with splice(2)
+    /// (`CROSSMPI_RELAY_SPLICE`).
+    pub splice: bool,
     pub connect_timeout: Duration,
     pub router: RouterConfig,
     pub limits: Limits,
@@ -116,6 +134,7 @@ impl Options {
         let mut port = 0u16;
         let mut global_addr = None;
         let mut verbose = false;
+        let mut encrypt_flag = false;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             let flag = arg.trim_start_matches('-');
@@ -173,6 +192,7 @@ impl Options {
                 }
                 "global-addr" => global_addr = Some(ip(value(&mut it, arg)?, arg)?),
                 "v" | "verbose" => verbose = true,
+                "encrypt" => encrypt_flag = true,
                 "h" | "help" => return Err(USAGE.to_string()),
                 _ => return Err(format!("impi-relay: unknown option '{arg}'\n{USAGE}")),
             }
@@ -191,6 +211,44 @@ impl Options {
                 return Err(format!(
                     "impi-relay: use either -relay RANK SERVER:PORT [-trunks K] or \
                      -trunk k -join ADDR:PORT\n{USAGE}"
+                ))
+            }
+        };
+        if encrypt_flag && join.is_some() {
+            return Err(
+                "impi-relay: -encrypt is trunk 0's choice (-relay); the other trunks follow it"
+                    .into(),
+            );
+        }
+        let encrypt = join.is_none()
+            && match env("CROSSMPI_RELAY_ENCRYPT").as_deref().map(str::trim) {
+                None | Some("0") => encrypt_flag,
+                Some("1") => true,
+                Some(v) => {
+                    return Err(format!(
+                        "impi-relay: CROSSMPI_RELAY_ENCRYPT={v:?} is not 0 or 1"
+                    ))
+                }
+            };
+        let key = match env("IMPI_AUTH_KEY") {
+            Some(text) => Some(
+                crossmpi_impi::startup::client::parse_key(&text)
+                    .map_err(|e| format!("impi-relay: {e}"))?,
+            ),
+            None if encrypt => {
+                return Err("impi-relay: -encrypt needs the job's key in IMPI_AUTH_KEY \
+                            (the IMPI server's -auth key)"
+                    .into())
+            }
+            None => None,
+        };
+        let splice = match env("CROSSMPI_RELAY_SPLICE").as_deref().map(str::trim) {
+            None => DEFAULT_SPLICE,
+            Some("0") => false,
+            Some("1") => true,
+            Some(v) => {
+                return Err(format!(
+                    "impi-relay: CROSSMPI_RELAY_SPLICE={v:?} is not 0 or 1"
                 ))
             }
         };
@@ -216,6 +274,9 @@ impl Options {
             port,
             global_addr,
             verbose,
+            encrypt,
+            key,
+            splice,
             connect_timeout: Duration::from_secs(connect),
             router: RouterConfig {
                 send_buffer,
@@ -266,6 +327,11 @@ mod tests {
         assert_eq!(o.router.send_buffer, DEFAULT_BUFFER);
         assert_eq!((o.ntrunks, o.trunk, o.join.as_deref()), (1, 0, None));
         assert_eq!(o.connect_timeout, Duration::from_secs(30));
+        assert_eq!(o.splice, DEFAULT_SPLICE);
+        for (v, want) in [("0", false), ("1", true)] {
+            let env = [("CROSSMPI_RELAY_SPLICE", v)];
+            assert_eq!(parse(&["-relay", "1", "a:1"], &env).unwrap().splice, want);
+        }
         let o = parse(
             &["--relay", "0", "h:1", "--global-addr", "::1"],
             &[
@@ -331,6 +397,49 @@ mod tests {
     }
 
     #[test]
+    fn encryption_needs_the_key() {
+        let key = [("IMPI_AUTH_KEY", "-12")];
+        let o = parse(&["-relay", "1", "s:1"], &[]).unwrap();
+        assert_eq!((o.encrypt, o.key), (false, None));
+        let o = parse(&["-relay", "1", "s:1", "-encrypt"], &key).unwrap();
+        assert_eq!((o.encrypt, o.key), (true, Some(-12i64 as u64)));
+        let env = [key[0], ("CROSSMPI_RELAY_ENCRYPT", "1")];
+        assert!(parse(&["-relay", "1", "s:1"], &env).unwrap().encrypt);
+        let o = parse(&["-trunk", "1", "-join", "a:1"], &env).unwrap();
+        assert_eq!((o.encrypt, o.key), (false, Some(-12i64 as u64)));
+        for (args, env, want) in [
+            (
+                &["-relay", "1", "s:1", "-encrypt"][..],
+                &[][..],
+                "IMPI_AUTH_KEY",
+            ),
+            (
+                &["-relay", "1", "s:1"][..],
+                &[("CROSSMPI_RELAY_ENCRYPT", "1")][..],
+                "IMPI_AUTH_KEY",
+            ),
+            (
+                &["-relay", "1", "s:1"][..],
+                &[("CROSSMPI_RELAY_ENCRYPT", "yes")][..],
+                "\"yes\"",
+            ),
+            (
+                &["-relay", "1", "s:1", "-encrypt"][..],
+                &[("IMPI_AUTH_KEY", "x1")][..],
+                "'x1'",
+            ),
+            (
+                &["-trunk", "1", "-join", "a:1", "-encrypt"][..],
+                &key[..],
+                "trunk 0's choice",
+            ),
+        ] {
+            let e = parse(args, env).unwrap_err();
+            assert!(e.contains(want), "{args:?} {env:?}: {e}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_option_and_value() {
         assert!(parse(&[], &[])
             .unwrap_err()
@@ -350,6 +459,8 @@ mod tests {
         assert!(parse(&["-relay", "1", "a:1", "-bogus"], &[])
             .unwrap_err()
             .contains("'-bogus'"));
+        let e = parse(&["-relay", "1", "a:1"], &[("CROSSMPI_RELAY_SPLICE", "on")]).unwrap_err();
+        assert!(e.contains("CROSSMPI_RELAY_SPLICE=\"on\""), "{e}");
         let e = parse(&["-relay", "1", "a:1"], &[("CROSSMPI_RELAY_BUFFER", "10")]).unwrap_err();
         assert!(e.contains("CROSSMPI_RELAY_BUFFER"), "{e}");
     }

@@ -14,6 +14,7 @@
 //! way. The mapping is a deterministic function of the tables, so every relay of a
 //! cluster computes the same one.
 
+use crate::secure::ENCRYPT_MAJOR;
 use crate::trunk::{block_sizes, TrunkAddrs, TrunkMode, SOURCE_TRUNK_MAJOR};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
@@ -52,6 +53,9 @@ pub struct RelayPlace {
     pub me: u32,
     pub trunks: Vec<TrunkAddrs>,
     pub mode: TrunkMode,
+    /// The cluster's relays encrypt: its IMPI_C_VERSION goes out marked
+    /// ([`crate::secure::ENCRYPT_MAJOR`]).
+    pub encrypt: bool,
 }
 
 impl RelayPlace {
@@ -230,6 +234,11 @@ impl InsideLabels {
                 k as usize,
             )),
             Label::PIpv6 => rename_addresses(data, Renamed::Outward, place.me, |_| false),
+            Label::CVersion if place.encrypt => {
+                let mut marked = data.to_vec();
+                marked.extend(words([ENCRYPT_MAJOR, crate::secure::VERSION]));
+                marked
+            }
             _ => data.to_vec(),
         };
         self.sent.insert(label, data.to_vec());
@@ -425,6 +434,7 @@ mod tests {
                 private: ip(10, 0, 0, 254),
             }],
             mode: TrunkMode::Destination,
+            encrypt: false,
         }
     }
 

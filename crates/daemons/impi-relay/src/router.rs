@@ -14,10 +14,11 @@
 //! FINI is aggregated per direction ([`Topology::fini_sources`]). A connection that
 //! closes or breaks the protocol before FINI is dropped with the reason: the rest of
 //! the packet it was streaming is cut off, so the connection that packet was going to
-//! is dropped too, packets still coming for it are discarded, and every other
-//! connection goes on. (Its processes' messages are lost, so the job ends: their
-//! cluster fails, the IMPI server ends the job, and the relay exits when the server
-//! closes.) A connection refused at its handshake is just closed.
+//! is dropped too, and packets still coming for it are discarded. Its processes'
+//! messages are lost, so the job cannot finish: the first such reason is kept
+//! ([`Router::broken`]) and the I/O layer ends the relay with it, closing every
+//! connection so that every party learns at once. A connection refused at its
+//! handshake is just closed (the job goes on).
 
 use crate::topology::{Acceptor, Dial, Link, Topology};
 use crossmpi_impi::wire::handshake::{HostHandshake, HANDSHAKE_LEN};
@@ -65,6 +66,9 @@ struct Buf {
     head: usize,
     tail: usize,
     bound: usize,
+    /// Bytes queued ahead of the data outside the buffer: spliced into the I/O layer's
+    /// pipe towards this connection, still to be written. They count against the bound.
+    piped: usize,
 }
 
 impl Buf {
@@ -80,7 +84,12 @@ impl Buf {
     }
 
     fn room(&self) -> usize {
-        self.bound.saturating_sub(self.len())
+        self.bound.saturating_sub(self.len() + self.piped)
+    }
+
+    /// Nothing is left to write, in the buffer or the pipe.
+    fn is_drained(&self) -> bool {
+        self.len() == 0 && self.piped == 0
     }
 
     fn data(&self) -> &[u8] {
@@ -185,6 +194,8 @@ pub struct Router {
     dropped: HashSet<Link>,
     /// Something FINI-related changed: look for FINIs due and finished connections.
     fini_dirty: bool,
+    /// Why the first established connection was dropped: the job cannot finish.
+    broken: Option<String>,
 }
 
 impl Router {
@@ -204,6 +215,7 @@ impl Router {
             nlinks,
             dropped: HashSet::new(),
             fini_dirty: false,
+            broken: None,
         }
     }
 
@@ -218,6 +230,12 @@ impl Router {
     /// True when every link has exchanged FINI both ways and written everything.
     pub fn is_done(&self) -> bool {
         self.finished.len() == self.nlinks
+    }
+
+    /// Why the job cannot finish any more: the reason the first established connection
+    /// was dropped (it closed or broke the protocol before FINI), if one was.
+    pub fn broken(&self) -> Option<&str> {
+        self.broken.as_deref()
     }
 
     /// The link of a connection, once known.
@@ -301,6 +319,40 @@ impl Router {
 
     /// `n` bytes were read into the buffer [`Router::read_buf`] gave.
     pub fn on_read(&mut self, conn: ConnId, n: usize) {
+        self.moved(conn, n, false);
+    }
+
+    /// Where the I/O layer may splice `conn`'s bytes: when it streams a packet's data
+    /// with nothing read ahead and nothing queued towards its destination (buffer and
+    /// pipe empty), up to the returned count may go from its socket to the
+    /// destination's through the pipe (then [`Router::on_spliced`]). None: read through
+    /// [`Router::read_buf`]; bytes copied there while the pipe drains stay behind it.
+    pub fn splice_route(&self, conn: ConnId) -> Option<(ConnId, usize)> {
+        let c = self.conns.get(conn)?.as_ref()?;
+        let Rx::Payload { to, left } = c.rx else {
+            return None;
+        };
+        let dest = self.conns.get(to)?.as_ref()?;
+        let room = dest.out.room().min(left as usize);
+        (c.inb.len() == 0 && dest.out.is_drained() && room > 0).then_some((to, room))
+    }
+
+    /// `n` bytes of `conn`'s packet data went into the pipe towards its destination.
+    pub fn on_spliced(&mut self, conn: ConnId, n: usize) {
+        self.moved(conn, n, true);
+    }
+
+    /// Bytes in the pipe towards `conn`: they go before [`Router::write_buf`].
+    pub fn piped(&self, conn: ConnId) -> usize {
+        self.conns
+            .get(conn)
+            .and_then(Option::as_ref)
+            .map_or(0, |c| c.out.piped)
+    }
+
+    /// `n` bytes were read: into the read buffer, or (`piped`) into the pipe towards
+    /// the destination of the packet data `conn` streams.
+    fn moved(&mut self, conn: ConnId, n: usize, piped: bool) {
         let Some(c) = self.conns.get_mut(conn).and_then(Option::as_mut) else {
             return;
         };
@@ -313,7 +365,11 @@ impl Router {
                     Rx::Payload { to, left }
                 };
                 if let Some(dest) = self.conns.get_mut(to).and_then(Option::as_mut) {
-                    dest.out.commit(n);
+                    if piped {
+                        dest.out.piped += n;
+                    } else {
+                        dest.out.commit(n);
+                    }
                 }
                 if left == 0 {
                     self.release(to);
@@ -335,10 +391,23 @@ impl Router {
 
     /// `n` bytes of [`Router::write_buf`] were written.
     pub fn on_written(&mut self, conn: ConnId, n: usize) {
+        self.drained(conn, n, false);
+    }
+
+    /// `n` bytes of the pipe towards `conn` were written.
+    pub fn on_pipe_written(&mut self, conn: ConnId, n: usize) {
+        self.drained(conn, n, true);
+    }
+
+    fn drained(&mut self, conn: ConnId, n: usize, piped: bool) {
         let Some(c) = self.conns.get_mut(conn).and_then(Option::as_mut) else {
             return;
         };
-        c.out.consume(n);
+        if piped {
+            c.out.piped -= n.min(c.out.piped);
+        } else {
+            c.out.consume(n);
+        }
         self.fini_dirty |= c.sent_fini;
         let waiters = std::mem::take(&mut c.waiters);
         self.ready.extend(waiters);
@@ -350,16 +419,16 @@ impl Router {
         let Some(c) = self.conns.get_mut(conn).and_then(Option::take) else {
             return;
         };
-        let reason = error.unwrap_or_else(|| "closed its connection".into());
         match c.link {
             None => {
                 self.handshakes -= 1;
+                let reason = error.unwrap_or_else(|| "closed its connection".into());
                 self.events.push_back(RouterEvent::Close {
                     conn,
                     reason: Some(format!("{reason} before its handshake")),
                 });
             }
-            Some(link) if c.rx == Rx::Fini && c.owner.is_none() && c.out.len() == 0 => {
+            Some(link) if c.rx == Rx::Fini && c.owner.is_none() && c.out.is_drained() => {
                 // It sent FINI and left with nothing owed to it but our FINI.
                 self.by_link.remove(&link);
                 self.finished.insert(link);
@@ -368,10 +437,14 @@ impl Router {
                 self.settle();
             }
             Some(link) => {
-                let why = format!(
-                    "{} {reason} before FINI: a process of its cluster ended or failed",
-                    describe(link)
-                );
+                let why = match error {
+                    None => format!(
+                        "{} closed its connection before FINI: a process of its cluster, \
+                         or a relay between, ended or failed",
+                        describe(link)
+                    ),
+                    Some(e) => format!("{}: {e} (before FINI)", describe(link)),
+                };
                 self.drop_link(conn, c, link, why);
                 self.settle();
             }
@@ -383,6 +456,9 @@ impl Router {
     fn drop_link(&mut self, conn: ConnId, c: Conn, link: Link, reason: String) {
         self.by_link.remove(&link);
         self.dropped.insert(link);
+        if self.broken.is_none() {
+            self.broken = Some(reason.clone());
+        }
         self.events.push_back(RouterEvent::Close {
             conn,
             reason: Some(reason),
@@ -598,7 +674,7 @@ impl Router {
             .filter(|(_, &id)| {
                 self.conns[id]
                     .as_ref()
-                    .is_some_and(|c| c.sent_fini && c.rx == Rx::Fini && c.out.len() == 0)
+                    .is_some_and(|c| c.sent_fini && c.rx == Rx::Fini && c.out.is_drained())
             })
             .map(|(&l, &c)| (l, c))
             .collect();

@@ -64,6 +64,10 @@ pub struct StartupRelay {
     /// Outside replies whose inward form waits for a count or the ports.
     deferred: Vec<CollReply>,
     events: Vec<StartupEvent>,
+    /// The key an encrypting relay keys its connections with: the agent's key must be
+    /// the same, or the relays of the job would not agree (their keys all equal the
+    /// server's only if each equals its agent's).
+    encryption_key: Option<u64>,
 }
 
 fn unexpected(state: &'static str, got: String) -> Error {
@@ -86,7 +90,15 @@ impl StartupRelay {
             inside_replies: BTreeMap::new(),
             deferred: Vec::new(),
             events: Vec::new(),
+            encryption_key: None,
         }
+    }
+
+    /// Checks that the agent authenticates with `key` when it sends one (an encrypting
+    /// relay's key).
+    pub fn expecting_key(mut self, key: Option<u64>) -> StartupRelay {
+        self.encryption_key = key;
+        self
     }
 
     pub fn take_to_inside(&mut self) -> Vec<u8> {
@@ -169,6 +181,14 @@ impl StartupRelay {
                 let Some(key) = decode_auth_key(buf)? else {
                     return Ok(false);
                 };
+                if self.encryption_key.is_some_and(|k| k != key) {
+                    return Err(Error::Invalid {
+                        what: "impi-relay (inside agent)",
+                        reason: "the agent's IMPI_AUTH_KEY differs from this relay's, which \
+                                 keys the encryption (-encrypt): give both the job's key"
+                            .into(),
+                    });
+                }
                 self.from_inside.drain(..BARE_LEN);
                 emit_auth_key(key, &mut self.to_server);
                 self.phase = Phase::AwaitRank;
@@ -250,6 +270,15 @@ impl StartupRelay {
             let Some(reply) = AuthReply::decode(buf)? else {
                 return Ok(false);
             };
+            if self.encryption_key.is_some() && reply.method == AuthMethod::None {
+                return Err(Error::Invalid {
+                    what: "impi-relay (IMPI server)",
+                    reason: "the server lets the agent in without a key (IMPI_AUTH_NONE), but \
+                             -encrypt needs key authentication (impi-server -auth key), which \
+                             makes every relay's key the server's"
+                        .into(),
+                });
+            }
             self.from_server.drain(..BARE_LEN);
             reply.emit(&mut self.to_inside);
             self.phase = match reply.method {
@@ -351,5 +380,39 @@ impl StartupRelay {
         self.phase = Phase::Running;
         self.events.push(StartupEvent::Ready { inside, outside });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::trunk_place;
+
+    /// An encrypting relay whose agent authenticates with `agent_key` (None: the server
+    /// lets it in without one).
+    fn authenticate(agent_key: Option<u64>) -> Result<Vec<u8>> {
+        let mut relay = StartupRelay::new(trunk_place(1), Limits::default()).expecting_key(Some(5));
+        let mut auth = Vec::new();
+        ClientMessage::Auth { mask: 0b11 }.emit(&mut auth);
+        relay.handle_inside(&auth)?;
+        let mut reply = Vec::new();
+        let method = agent_key.map_or(AuthMethod::None, |_| AuthMethod::Key);
+        AuthReply::for_method(method).emit(&mut reply);
+        relay.handle_server(&reply)?;
+        let mut key = Vec::new();
+        emit_auth_key(agent_key.unwrap_or_default(), &mut key);
+        relay.handle_inside(&key)?;
+        Ok(relay.take_to_server())
+    }
+
+    #[test]
+    fn an_encrypting_relay_needs_the_agent_to_authenticate_with_its_key() {
+        assert!(authenticate(Some(5))
+            .unwrap()
+            .ends_with(&5u64.to_be_bytes()));
+        let e = authenticate(Some(6)).unwrap_err().to_string();
+        assert!(e.contains("IMPI_AUTH_KEY differs"), "{e}");
+        let e = authenticate(None).unwrap_err().to_string();
+        assert!(e.contains("needs key authentication"), "{e}");
     }
 }

@@ -116,5 +116,6 @@ pub fn trunk_place(k: u8) -> RelayPlace {
             })
             .collect(),
         mode: TrunkMode::Destination,
+        encrypt: false,
     }
 }

@@ -26,6 +26,7 @@ fn place() -> RelayPlace {
             private: HostAddr([10; 16]),
         }],
         mode: TrunkMode::Destination,
+        encrypt: false,
     }
 }
 

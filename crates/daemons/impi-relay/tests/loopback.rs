@@ -8,9 +8,14 @@
 
 mod common;
 
-use common::{dance, fini, start_relay, start_server, start_trunks, startup, Cluster, TIMEOUT};
+use common::{
+    dance, fini, start_encrypted_trunks, start_keyed_server, start_relay, start_server,
+    start_trunks, startup, Cluster, TIMEOUT,
+};
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HEADER_LEN};
 use crossmpi_impi::wire::tables::GlobalTables;
+use crossmpi_impi::wire::tables::Version;
+use crossmpi_impi_relay::secure::{JobKey, Role, SecureChannel, ENCRYPT_MAJOR, VERSION};
 use crossmpi_impi_relay::topology::proc_ids;
 use crossmpi_impi_relay::trunk::{trunk_of, TrunkMode, SOURCE_TRUNK_MAJOR};
 use std::collections::BTreeSet;
@@ -173,19 +178,44 @@ fn job(clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
 }
 
 fn job_in(mode: TrunkMode, clusters: &[(usize, u32)], extra: usize, send_buffer: usize) {
-    let (server, server_thread) = start_server(clusters.len() as u32);
+    job_keyed(mode, None, clusters, extra, send_buffer)
+}
+
+/// As [`job_in`]; with `key`, every relay encrypts with it.
+fn job_keyed(
+    mode: TrunkMode,
+    key: Option<u64>,
+    clusters: &[(usize, u32)],
+    extra: usize,
+    send_buffer: usize,
+) {
+    job_with(mode, key, None, clusters, extra, send_buffer)
+}
+
+/// As [`job_keyed`]; `splice` overrides CROSSMPI_RELAY_SPLICE.
+fn job_with(
+    mode: TrunkMode,
+    key: Option<u64>,
+    splice: Option<bool>,
+    clusters: &[(usize, u32)],
+    extra: usize,
+    send_buffer: usize,
+) {
+    let (server, server_thread) = start_keyed_server(clusters.len() as u32, key);
     let mut relays = Vec::new();
     let mut threads = Vec::new();
     for (rank, &(nhosts, trunks)) in clusters.iter().enumerate() {
         let rank = rank as u32;
         let addr = if trunks > 0 {
-            let (addr, t) = start_trunks(rank, server, trunks, mode, send_buffer);
+            let (addr, t) =
+                start_encrypted_trunks(rank, server, trunks, mode, send_buffer, key, splice);
             relays.extend(t);
             addr
         } else {
             server
         };
-        let c = Cluster::new(rank, nhosts, rank % 2 == 1);
+        let mut c = Cluster::new(rank, nhosts, rank % 2 == 1);
+        c.key = key;
         threads.push(std::thread::spawn(move || run_cluster(c, addr, extra)));
     }
     for (i, t) in threads.into_iter().enumerate() {
@@ -251,6 +281,100 @@ fn long_packets_through_trunks_and_small_buffers() {
 }
 
 #[test]
+fn spliced_packet_data() {
+    // Packet data moved with splice(2): long packets through small buffers (spliced
+    // and copied in turn), through 1 and 2 relays and with trunks, short packets too.
+    let splice = |clusters: &[(usize, u32)], extra, buffer| {
+        job_with(
+            TrunkMode::Destination,
+            None,
+            Some(true),
+            clusters,
+            extra,
+            buffer,
+        )
+    };
+    splice(&[(2, 1), (2, 1)], 1 << 20, 4096);
+    splice(&[(2, 0), (3, 1)], 1 << 20, 256 << 10);
+    splice(&[(3, 2), (4, 2)], 1 << 18, 8192);
+    splice(&[(2, 1), (1, 0), (2, 1)], 0, 256 << 10);
+}
+
+#[test]
+fn encrypted_private_clusters() {
+    let key = Some(0x0123_4567_89ab_cdef);
+    job_keyed(TrunkMode::Destination, key, &[(2, 1), (3, 1)], 0, 256 << 10);
+    // 1 MiB packets through 4 KiB buffers, records of 16 KiB; and with trunks.
+    job_keyed(
+        TrunkMode::Destination,
+        key,
+        &[(2, 1), (2, 1)],
+        1 << 20,
+        4096,
+    );
+    job_keyed(TrunkMode::Destination, key, &[(3, 2), (4, 2)], 0, 256 << 10);
+    job_keyed(TrunkMode::Source, key, &[(3, 2), (4, 2)], 1 << 16, 4096);
+}
+
+/// A job whose relays disagree on encryption: both sides' relays end with `why`.
+fn encryption_mismatch(encrypting: &[(usize, u32, bool)], why: &[&str]) {
+    let (server, server_thread) = start_keyed_server(encrypting.len() as u32, Some(7));
+    let mut relays = Vec::new();
+    let mut clients = Vec::new();
+    for (rank, &(nhosts, trunks, encrypt)) in encrypting.iter().enumerate() {
+        let rank = rank as u32;
+        let addr = if trunks > 0 {
+            let key = encrypt.then_some(7);
+            let (addr, t) = start_encrypted_trunks(
+                rank,
+                server,
+                trunks,
+                TrunkMode::Destination,
+                1 << 16,
+                key,
+                None,
+            );
+            relays.push(t);
+            addr
+        } else {
+            server
+        };
+        let mut c = Cluster::new(rank, nhosts, false);
+        c.key = Some(7);
+        clients.push(std::thread::spawn(move || run_cluster(c, addr, 0)));
+    }
+    for (t, want) in relays.into_iter().zip(why) {
+        for trunk in t {
+            let e = trunk.join().unwrap().unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+    for c in clients {
+        assert!(c.join().unwrap().is_err(), "no cluster finishes");
+    }
+    let _ = server_thread.join().unwrap();
+}
+
+#[test]
+fn relays_that_disagree_on_encryption_end_with_the_reason() {
+    encryption_mismatch(
+        &[(2, 1, true), (2, 1, false)],
+        &[
+            "client 1 does not encrypt",
+            "client 0's relay encrypts (-encrypt)",
+        ],
+    );
+    // The inside clusters never get their last tables: every relay stops first.
+    encryption_mismatch(
+        &[(2, 1, false), (3, 2, true)],
+        &[
+            "client 1's relay encrypts (-encrypt)",
+            "client 0 does not encrypt",
+        ],
+    );
+}
+
+#[test]
 fn a_trunk_beyond_the_count_is_refused_and_the_job_goes_on() {
     let (server, server_thread) = start_server(2);
     let (relay_addr, relays) = start_trunks(1, server, 2, TrunkMode::Destination, 1 << 16);
@@ -290,13 +414,13 @@ fn a_stray_connection_is_refused_and_the_job_goes_on() {
 }
 
 #[test]
-fn a_malformed_packet_drops_its_connection_and_the_job_ends_through_the_server() {
+fn a_malformed_packet_ends_the_relay_and_the_job() {
     let (server, server_thread) = start_server(2);
     let (relay_addr, relay) = start_relay(1, server, 1 << 16);
     // Client 0 is driven by hand: it sends a packet of unknown type to the relay.
     let gc = Cluster::new(0, 1, false);
     let inside = std::thread::spawn(move || run_cluster(Cluster::new(1, 1, false), relay_addr, 0));
-    let (tables, client, agent) = startup(&gc, server).unwrap();
+    let (tables, _client, _agent) = startup(&gc, server).unwrap();
     let (mut s, _) = gc.listeners[0].accept().unwrap();
     let mut b = [0u8; 4];
     s.read_exact(&mut b).unwrap();
@@ -310,14 +434,143 @@ fn a_malformed_packet_drops_its_connection_and_the_job_ends_through_the_server()
     // stream (a read timeout would fail here).
     let mut rest = Vec::new();
     s.read_to_end(&mut rest).unwrap();
-    // As a cluster whose connection broke, client 0 ends: the server ends the job, the
-    // relay sees it close and ends too, and so does the inside cluster.
-    drop((client, agent));
+    // The job cannot finish: the relay ends at once, naming the packet, and closes its
+    // inside connections and the server's, so the inside cluster and the server end
+    // although client 0's agent is still connected.
     let e = relay.join().unwrap().unwrap_err();
-    assert!(e.contains("IMPI server closed the connection"), "{e}");
-    assert!(inside.join().unwrap().is_err(), "the inside cluster ends");
+    assert!(
+        e.contains("outside IMPI host 0: ")
+            && e.contains("pk_type 9")
+            && e.contains("cannot finish"),
+        "{e}"
+    );
+    closed_not_timed_out(inside.join().unwrap(), "the inside cluster");
     assert!(
         server_thread.join().unwrap().is_err(),
-        "the server sees client 0 leave"
+        "the server sees client 1 leave"
     );
+}
+
+/// A party that failed because a connection closed, not because it waited until
+/// [`TIMEOUT`] (a hang).
+fn closed_not_timed_out(r: Result<(), String>, who: &str) {
+    let e = r.expect_err(who);
+    assert!(
+        !e.contains("timed out") && !e.contains("temporarily unavailable"),
+        "{who} waited instead of seeing the connection close: {e}"
+    );
+}
+
+#[test]
+fn a_connection_lost_between_private_clusters_ends_every_party() {
+    // PC-PC: client 0 (2 hosts) behind one relay, client 1 (2 hosts) behind 2 trunks.
+    // Client 0's hosts take one packet, then their connections to relay 0 close
+    // mid-job (as when the cluster's nodes die). Relay 0 ends, closing everything it
+    // holds; client 1's relays lose their connections to relay 0 and end too, closing
+    // their inside connections, so client 1's hosts, which wait for client 0's
+    // packets, see their connections close instead of waiting forever. Trunk 1 has no
+    // connection to the IMPI server: only the lost connection can tell it.
+    let (server, server_thread) = start_server(2);
+    let (a0, relay0) = start_relay(0, server, 1 << 16);
+    let (a1, relays1) = start_trunks(1, server, 2, TrunkMode::Destination, 1 << 16);
+    let started = std::time::Instant::now();
+    let inside1 = std::thread::spawn(move || run_cluster(Cluster::new(1, 2, false), a1, 0));
+    let c0 = Cluster::new(0, 2, false);
+    let (tables, _client, _agent) = startup(&c0, a0).unwrap();
+    let mut conns = dance(&c0, &tables).unwrap();
+    assert_eq!(conns.len(), 2, "one virtual host for client 1, 2 hosts");
+    let (_, _, mut s) = conns.remove(0);
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut h = [0u8; HEADER_LEN];
+    s.read_exact(&mut h).unwrap();
+    drop((s, conns));
+    let e0 = relay0.join().unwrap().unwrap_err();
+    assert!(
+        e0.contains("inside IMPI host")
+            && e0.contains("before FINI")
+            && e0.contains("cannot finish"),
+        "{e0}"
+    );
+    let lost = "outside IMPI host 0 closed its connection before FINI";
+    let mut trunks = relays1.into_iter().map(|t| t.join().unwrap().unwrap_err());
+    let e1 = trunks.next().unwrap();
+    // Trunk 0 may hear first from the server, which ends the job as relay 0 leaves.
+    assert!(
+        e1.contains(lost) || e1.contains("IMPI server closed the connection"),
+        "{e1}"
+    );
+    let e1 = trunks.next().unwrap();
+    assert!(
+        e1.contains(lost),
+        "trunk 1 names its lost connection to relay 0: {e1}"
+    );
+    closed_not_timed_out(inside1.join().unwrap(), "client 1");
+    assert!(server_thread.join().unwrap().is_err(), "the job failed");
+    let took = started.elapsed();
+    eprintln!("every party ended {took:?} after the start");
+    assert!(
+        took < TIMEOUT / 2,
+        "no party waited for a timeout: {took:?}"
+    );
+}
+
+#[test]
+fn a_tampered_record_ends_the_encrypting_relay_and_the_job() {
+    // Client 1 is behind an encrypting relay; client 0 poses as an encrypting relay
+    // (its tables carry the mark, its host speaks the record layer) and sends a record
+    // with one bit flipped. The relay drops that connection, and since the job cannot
+    // finish it ends, closing its inside connections: client 1's hosts see them close
+    // instead of waiting for client 0's packets.
+    let key = 0x5eed_u64;
+    let (server, server_thread) = start_keyed_server(2, Some(key));
+    let (relay_addr, mut relay) = start_encrypted_trunks(
+        1,
+        server,
+        1,
+        TrunkMode::Destination,
+        1 << 16,
+        Some(key),
+        None,
+    );
+    let mut inside = Cluster::new(1, 2, false);
+    inside.key = Some(key);
+    let inside = std::thread::spawn(move || run_cluster(inside, relay_addr, 0));
+    let mut fake = Cluster::new(0, 1, false);
+    fake.key = Some(key);
+    fake.marks.push(Version {
+        major: ENCRYPT_MAJOR,
+        minor: VERSION,
+    });
+    let (_tables, _client, _agent) = startup(&fake, server).unwrap();
+    // The relay's outside host (host 1) connects to host 0.
+    let (mut s, _) = fake.listeners[0].accept().unwrap();
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut channel = SecureChannel::new(JobKey::from_impi_key(key), Role::Acceptor, [7; 16]);
+    s.write_all(channel.pending_out()).unwrap();
+    let n = channel.pending_out().len();
+    channel.on_written(n);
+    while !channel.is_open() {
+        let space = channel.read_space().unwrap();
+        let n = s.read(space).unwrap();
+        assert!(n > 0, "the relay sends its hello");
+        channel.on_read(n).unwrap();
+    }
+    // Our first record (empty, proving the key) goes out intact; the next is altered.
+    let first = channel.pending_out().to_vec();
+    s.write_all(&first).unwrap();
+    channel.on_written(first.len());
+    assert_eq!(channel.seal(&0u32.to_be_bytes()), 4);
+    let mut record = channel.pending_out().to_vec();
+    *record.last_mut().unwrap() ^= 1;
+    s.write_all(&record).unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest); // the end of the stream (or a reset), not a timeout
+    let e = relay.remove(0).join().unwrap().unwrap_err();
+    assert!(
+        e.contains("outside IMPI host 0: record 1 does not authenticate")
+            && e.contains("cannot finish"),
+        "the relay names the connection and the record: {e}"
+    );
+    closed_not_timed_out(inside.join().unwrap(), "client 1");
+    assert!(server_thread.join().unwrap().is_err(), "the job failed");
 }

@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
             private: HostAddr([10; 16]),
         }],
     mode: TrunkMode::Destination,
+        encrypt: false,
     };
     let mut relay = StartupRelay::new(place, Limits { max_msg: 1 << 16 });
     let mut rest = data;

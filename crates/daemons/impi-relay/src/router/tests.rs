@@ -253,6 +253,7 @@ fn a_broken_connection_is_dropped_alone_and_its_packets_discarded() {
         why.contains("inside IMPI host 1") && why.contains("pk_src"),
         "{why}"
     );
+    assert_eq!(n.r.broken(), Some(why.as_str()), "the job cannot finish");
     assert!(n.r.poll_event().is_none());
     // Host 2 goes on: a packet reaches outside host 0.
     feed(
@@ -272,6 +273,11 @@ fn a_broken_connection_is_dropped_alone_and_its_packets_discarded() {
     assert!(
         why.contains("outside IMPI host 0") && why.contains("pk_type 9"),
         "{why}"
+    );
+    let first = n.r.broken().unwrap();
+    assert!(
+        first.contains("inside IMPI host 1"),
+        "the first reason stays: {first}"
     );
     // The rest of host 2's packet, and its next one for host 0, are discarded.
     let mut rest = long[HEADER_LEN + 10..].to_vec();
@@ -303,10 +309,85 @@ fn handshakes_that_name_no_expected_host_are_refused() {
         "host 0 is dialed, never accepted"
     );
     assert!(n.r.poll_event().is_none(), "the job goes on");
+    assert_eq!(
+        n.r.broken(),
+        None,
+        "a refused handshake does not end the job"
+    );
     let _ = n.r.accept(Acceptor::Global).unwrap();
     let _ = n.r.accept(Acceptor::Global).unwrap();
     assert!(
         n.r.accept(Acceptor::Global).is_none(),
         "at most two handshakes wait at once"
     );
+}
+
+#[test]
+fn spliced_data_stays_in_order_ahead_of_later_bytes_and_within_the_bound() {
+    let mut n = net(300);
+    let (o, a) = (n.outside, n.inside[0]);
+    let long = pattern_bytes(4000);
+    let short = pattern_bytes(10);
+    let mut stream = data_packet(n.in_ids[2], n.in_ids[0], 4000).emit().to_vec();
+    stream.extend_from_slice(&long);
+    stream.extend_from_slice(&data_packet(n.in_ids[2], n.in_ids[0], 10).emit());
+    stream.extend_from_slice(&short);
+    // The I/O layer's view: the pipe towards `o` and what reached `o`'s socket.
+    let (mut pipe, mut wire) = (Vec::new(), Vec::new());
+    let (mut at, mut spliced, mut step) = (0, 0, 0);
+    while at < stream.len() || !pipe.is_empty() || !n.r.write_buf(o).is_empty() {
+        step += 1;
+        let chunk = (stream.len() - at).min(100);
+        if let Some((to, room)) = n.r.splice_route(a) {
+            assert_eq!(to, o);
+            let k = chunk.min(room);
+            pipe.extend_from_slice(&stream[at..at + k]);
+            n.r.on_spliced(a, k);
+            (at, spliced) = (at + k, spliced + k);
+        } else if let Some(buf) = n.r.read_buf(a) {
+            let k = chunk.min(buf.len());
+            buf[..k].copy_from_slice(&stream[at..at + k]);
+            n.r.on_read(a, k);
+            at += k;
+        }
+        assert_eq!(n.r.piped(o), pipe.len());
+        assert!(
+            pipe.len() + n.r.write_buf(o).len() <= 300 + HEADER_LEN,
+            "bounded"
+        );
+        // A slow destination: it writes every third step, the pipe first.
+        if step % 3 == 0 {
+            if pipe.is_empty() {
+                wire.extend(take(&mut n.r, o));
+            } else {
+                let k = pipe.len().min(150);
+                wire.extend(pipe.drain(..k));
+                n.r.on_pipe_written(o, k);
+            }
+        }
+        assert!(step < 10_000, "no progress");
+    }
+    assert!(spliced > 0 && spliced < long.len(), "both paths were taken");
+    assert_eq!(&wire[HEADER_LEN..HEADER_LEN + 4000], &long[..]);
+    assert_eq!(&wire[2 * HEADER_LEN + 4000..], &short[..]);
+    assert_eq!(wire.len(), stream.len());
+}
+
+fn pattern_bytes(n: u32) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 256) as u8).collect()
+}
+
+#[test]
+fn a_connection_closing_before_fini_means_the_job_cannot_finish() {
+    let mut n = net(1 << 16);
+    assert_eq!(n.r.broken(), None);
+    // The relay of the other client died: its connection closes mid-job.
+    n.r.on_close(n.outside, None);
+    let why = dropped(&mut n.r, n.outside);
+    assert!(
+        why.contains("outside IMPI host 0 closed its connection before FINI"),
+        "{why}"
+    );
+    assert_eq!(n.r.broken(), Some(why.as_str()));
+    assert!(!n.r.is_done());
 }

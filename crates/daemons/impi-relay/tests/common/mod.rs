@@ -24,10 +24,18 @@ pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn start_server(n: u32) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    start_keyed_server(n, None)
+}
+
+/// An IMPI server; with `key`, clients must authenticate with it (`-auth key`).
+pub fn start_keyed_server(
+    n: u32,
+    key: Option<u64>,
+) -> (SocketAddr, JoinHandle<Result<(), String>>) {
     let opts = ServerOptions {
         nclients: n,
         port: 0,
-        auth: ServerAuth::None,
+        auth: key.map_or(ServerAuth::None, ServerAuth::Key),
         host: Some(LO),
         timeout: TIMEOUT,
         verbose: false,
@@ -51,6 +59,10 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         port: 0,
         global_addr: None,
         verbose: std::env::var_os("RELAY_TEST_VERBOSE").is_some(),
+        encrypt: false,
+        key: None,
+        splice: std::env::var("CROSSMPI_RELAY_SPLICE")
+            .map_or(crossmpi_impi_relay::options::DEFAULT_SPLICE, |v| v == "1"),
         connect_timeout: Duration::from_secs(10),
         router: RouterConfig {
             send_buffer,
@@ -78,9 +90,32 @@ pub fn start_trunks(
     trunk_mode: TrunkMode,
     send_buffer: usize,
 ) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
+    start_encrypted_trunks(rank, server, ntrunks, trunk_mode, send_buffer, None, None)
+}
+
+/// As [`start_trunks`]; with `key`, every relay has it as IMPI_AUTH_KEY and trunk 0
+/// has -encrypt; `splice` overrides CROSSMPI_RELAY_SPLICE.
+pub fn start_encrypted_trunks(
+    rank: u32,
+    server: SocketAddr,
+    ntrunks: u32,
+    trunk_mode: TrunkMode,
+    send_buffer: usize,
+    key: Option<u64>,
+    splice: Option<bool>,
+) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>) {
+    let relay_options = |rank, server, send_buffer| {
+        let o = relay_options(rank, server, send_buffer);
+        Options {
+            key,
+            splice: splice.unwrap_or(o.splice),
+            ..o
+        }
+    };
     let opts = Options {
         ntrunks,
         trunk_mode,
+        encrypt: key.is_some(),
         ..relay_options(rank, server, send_buffer)
     };
     let (l, shown) = io::bind(&opts).unwrap();
@@ -108,6 +143,10 @@ pub struct Cluster {
     /// The pid of the first host's process (the others follow); the same in every
     /// cluster unless changed, so identities collide and relays must rename them.
     pub first_pid: i64,
+    /// The key the agent authenticates with (IMPI_AUTH_KEY), if any.
+    pub key: Option<u64>,
+    /// Version entries appended to the cluster's list (e.g. an encrypting relay's mark).
+    pub marks: Vec<Version>,
 }
 
 impl Cluster {
@@ -119,6 +158,8 @@ impl Cluster {
                 .collect(),
             lockstep,
             first_pid: 100,
+            key: None,
+            marks: Vec::new(),
         }
     }
 
@@ -127,13 +168,16 @@ impl Cluster {
         ClientInfo {
             // crossmpi's version entry: the relays' source mode asks for crossmpi inside
             // (the simulated hosts then send as crossmpi does, see `sends`).
-            versions: vec![
+            versions: [
                 Version::default(),
                 Version {
                     major: 0x4358_4d50,
                     minor: 17,
                 },
-            ],
+            ]
+            .into_iter()
+            .chain(self.marks.iter().copied())
+            .collect(),
             datalen: 4 << 20,
             tag_ub: i32::MAX,
             coll_xsize: -1,
@@ -171,7 +215,7 @@ pub fn startup(c: &Cluster, addr: SocketAddr) -> Result<(GlobalTables, Client, T
         rank: c.rank,
         auth: ClientAuth {
             allow_none: true,
-            key: None,
+            key: c.key,
         },
         info: c.info(),
         pipeline: !c.lockstep,
@@ -228,4 +272,67 @@ pub fn dance(c: &Cluster, tables: &GlobalTables) -> Result<Vec<(usize, u32, TcpS
         }
     }
     Ok(conns)
+}
+
+/// A job of two clients of one host each, for the benchmarks: client c's `host` runs
+/// in a thread against the IMPI server (which asks for `key` if given) or, when
+/// `relayed[c]`, against the relays `start(c, server)` starts. Returns each client's result once every party finished
+/// (panicking, naming the client, if one failed).
+#[allow(dead_code)] // the benchmarks in examples/ use it, the tests do not
+pub fn two_client_job<T: Send + 'static>(
+    relayed: [bool; 2],
+    key: Option<u64>,
+    start: impl Fn(u32, SocketAddr) -> (SocketAddr, Vec<JoinHandle<Result<(), String>>>),
+    host: impl Fn(u32, SocketAddr) -> JoinHandle<Result<T, String>>,
+) -> Vec<T> {
+    let (server, server_thread) = start_keyed_server(2, key);
+    let mut relays = Vec::new();
+    let mut hosts = Vec::new();
+    for (rank, &r) in relayed.iter().enumerate() {
+        let rank = rank as u32;
+        let addr = if r {
+            let (a, t) = start(rank, server);
+            relays.extend(t);
+            a
+        } else {
+            server
+        };
+        hosts.push(host(rank, addr));
+    }
+    let results = hosts
+        .into_iter()
+        .enumerate()
+        .map(|(rank, h)| {
+            h.join()
+                .unwrap()
+                .unwrap_or_else(|e| panic!("client {rank}: {e}"))
+        })
+        .collect();
+    for r in relays {
+        r.join().unwrap().unwrap();
+    }
+    server_thread.join().unwrap().unwrap();
+    results
+}
+
+/// The end of a benchmark host's conversation on `sock`: FINI out, packets read until
+/// the peer's FINI, then the agent's FINI to the server.
+#[allow(dead_code)] // the benchmarks in examples/ use it, the tests do not
+pub fn end_host(
+    sock: &mut TcpStream,
+    client: &mut Client,
+    agent: &mut TcpStream,
+) -> Result<(), String> {
+    let mut header = [0u8; HEADER_LEN];
+    sock.write_all(&fini()).map_err(|e| e.to_string())?;
+    loop {
+        sock.read_exact(&mut header).map_err(|e| e.to_string())?;
+        if header[..4] == fini()[..4] {
+            break;
+        }
+    }
+    client.finish().map_err(|e| e.to_string())?;
+    agent
+        .write_all(&client.take_output())
+        .map_err(|e| e.to_string())
 }
