@@ -27,6 +27,10 @@ pub struct Boot {
     pub peers: Vec<Peer>,
     /// Node index of every world rank (ranks with equal index share a node).
     pub node_of: Vec<u32>,
+    /// Ranks of the job running on this machine, this one included: they share its
+    /// processors, whichever cluster they belong to (the progress engine's waiting policy
+    /// asks whether they outnumber them).
+    pub machine_ranks: usize,
     /// Site (cluster) index of every world rank: the IMPI client it belongs to, or what
     /// `CROSSMPI_SITE_OF` declares for a flat job spanning sites; 0 for everyone otherwise.
     pub site_of: Vec<u32>,
@@ -158,6 +162,7 @@ fn singleton(cfg: &Config) -> Boot {
         pmi: None,
         peers: vec![Peer::new(Route::Local, cfg.eager_credit)],
         node_of: vec![0],
+        machine_ranks: 1,
         site_of: vec![0],
         pids: vec![std::process::id()],
         shm: None,
@@ -363,7 +368,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         })
         .collect();
     let appnum = pmi.appnum();
-    let (node_of, site_of, impi, universe_size) = match impi_job {
+    let (node_of, machine_ranks, site_of, impi, universe_size) = match impi_job {
         None => {
             let site_of = match &cfg.site_of {
                 Some(sites) if sites.len() == size as usize => sites.clone(),
@@ -375,7 +380,14 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
                 }
                 None => vec![0; size as usize],
             };
-            (local_node_of, site_of, None, pmi.universe_size())
+            let machine_ranks = cards.iter().filter(|c| c.node == node).count();
+            (
+                local_node_of,
+                machine_ranks,
+                site_of,
+                None,
+                pmi.universe_size(),
+            )
         }
         Some((tables, server)) => {
             let jc = join.as_ref().expect("an IMPI job has a join configuration");
@@ -383,6 +395,8 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
             // Every cluster must number nodes alike, so node identity comes from the
             // global tables: a process's client and address (P_IPV6).
             let node_of = layout.node_of.clone();
+            let addrs: Vec<IpAddr> = tables.procs().map(|p| p.id.to_ip()).collect();
+            let machine_ranks = ranks_on_this_machine(&addrs, me, &interface_addresses());
             let my_host = tables.first_host(jc.client as usize) + rank;
             let links = impi_startup::connect_hosts(
                 impi_listener.as_ref().expect("an IMPI job listens"),
@@ -402,6 +416,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
             )?;
             (
                 node_of,
+                machine_ranks,
                 layout.client_of,
                 Some(joined),
                 Some(world as usize),
@@ -414,6 +429,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         pmi: Some(pmi),
         peers,
         node_of,
+        machine_ranks,
         site_of,
         pids,
         shm,
@@ -460,6 +476,19 @@ impl WorldLayout {
             node_of,
         }
     }
+}
+
+/// How many of the ranks at IMPI process addresses `addrs` (world order) run on the
+/// machine of rank `me`, whose interfaces have addresses `own`. Other clusters may run on
+/// this machine too: a rank counts when its address is `me`'s, one of this machine's, or
+/// a loopback address (reachable only from this machine). Shared memory does not tell:
+/// it joins only the ranks of one cluster.
+fn ranks_on_this_machine(addrs: &[IpAddr], me: u32, own: &[IpAddr]) -> usize {
+    let mine = addrs[me as usize];
+    addrs
+        .iter()
+        .filter(|a| **a == mine || a.is_loopback() || own.contains(a))
+        .count()
 }
 
 /// The cluster's agent (PMI rank 0) joins the IMPI server for every rank of the cluster
@@ -585,6 +614,26 @@ fn impi_route(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranks_of_every_cluster_on_this_machine_count() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        // Two clusters of two ranks on loopback: all four share this machine.
+        let loopback = vec![ip("127.0.0.1"); 4];
+        assert_eq!(ranks_on_this_machine(&loopback, 2, &[ip("10.0.0.1")]), 4);
+        // A cluster here at 10.0.0.1 (the second address of this machine: 10.0.0.2), one
+        // on another machine.
+        let two = [
+            ip("10.0.0.1"),
+            ip("10.0.0.1"),
+            ip("10.0.0.9"),
+            ip("10.0.0.2"),
+        ];
+        let own = [ip("10.0.0.1"), ip("10.0.0.2")];
+        assert_eq!(ranks_on_this_machine(&two, 0, &own), 3);
+        // An address not among the interfaces (NAT) still counts for its own rank.
+        assert_eq!(ranks_on_this_machine(&two, 2, &[]), 1);
+    }
 
     #[test]
     fn cards_round_trip() {

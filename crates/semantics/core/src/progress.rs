@@ -93,10 +93,11 @@ pub struct WaitPolicy {
 
 impl WaitPolicy {
     /// `spin_us` = 0 picks the default: 2 ms of polling, yielding after 20 us, when every
-    /// local rank has a processor; 50 us of polling, yielding from the start, when ranks
-    /// outnumber processors (the peer we wait for needs our core).
-    pub fn new(spin_us: u64, local_ranks: usize, cpus: usize) -> WaitPolicy {
-        let oversubscribed = local_ranks > cpus;
+    /// rank on this machine (`machine_ranks`, of every cluster) has a processor; 50 us of
+    /// polling, yielding from the start, when ranks outnumber processors (the peer we
+    /// wait for needs our core).
+    pub fn new(spin_us: u64, machine_ranks: usize, cpus: usize) -> WaitPolicy {
+        let oversubscribed = machine_ranks > cpus;
         let spin = match spin_us {
             0 if oversubscribed => Duration::from_micros(50),
             0 => Duration::from_millis(2),

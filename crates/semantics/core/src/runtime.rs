@@ -278,6 +278,7 @@ impl Runtime {
             pmi,
             peers,
             node_of,
+            machine_ranks,
             site_of,
             pids,
             shm,
@@ -308,13 +309,9 @@ impl Runtime {
         if let Some(s) = shm.as_ref() {
             st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;
         }
-        let local_ranks = node_of
-            .iter()
-            .filter(|&&n| n == node_of[rank as usize])
-            .count();
         let cpus = progress::available_cpus();
         st.cma_min = match cfg.shm_cma_min {
-            0 if local_ranks > cpus => 256 * 1024,
+            0 if machine_ranks > cpus => 256 * 1024,
             0 => u64::MAX,
             n => n,
         };
@@ -364,7 +361,7 @@ impl Runtime {
         };
         Runtime {
             dynamic: crate::dynamic::Dynamic::new(job, size),
-            wait_policy: WaitPolicy::new(cfg.spin_us, local_ranks, cpus),
+            wait_policy: WaitPolicy::new(cfg.spin_us, machine_ranks, cpus),
             cfg,
             rank,
             size,
