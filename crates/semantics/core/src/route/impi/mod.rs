@@ -79,12 +79,27 @@ impl HostLink {
     fn write_out(&mut self, st: &mut State) {
         if let Err(e) = self.out.write(&mut self.sock, st) {
             let what = self.describe();
-            crate::fatal(&format!("sending to {what} failed: {e}"));
+            crate::fatal(&format!("{what}: {}", connection_failure("send", &e)));
         }
     }
 
     fn describe(&self) -> String {
         format!("IMPI host {} at {}", self.host, self.addr)
+    }
+}
+
+const CLOSED_BEFORE_FINI: &str = "closed its connection before FINI: a rank of its cluster \
+                                  ended or failed (see that cluster's output)";
+
+/// Words a failed read or write on a host connection. A reset or broken pipe is the far
+/// end going away without a FIN (a killed process or relay leaves unread data behind),
+/// so it reads as the close it is, with the system's words after it.
+fn connection_failure(action: &str, e: &std::io::Error) -> String {
+    match e.kind() {
+        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
+            format!("{CLOSED_BEFORE_FINI} ({action}: {e})")
+        }
+        _ => format!("{action} failed: {e}"),
     }
 }
 
@@ -173,15 +188,11 @@ impl ImpiRoute {
                 continue;
             }
             let n = match link.sock.read(&mut link.rbuf[link.rlen..]) {
-                Ok(0) => {
-                    return Err("closed its connection before FINI: a rank of its cluster \
-                                ended or failed (see that cluster's output)"
-                        .into())
-                }
+                Ok(0) => return Err(CLOSED_BEFORE_FINI.into()),
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(any),
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("read failed: {e}")),
+                Err(e) => return Err(connection_failure("read", &e)),
             };
             any = true;
             link.rlen += n;
@@ -357,7 +368,7 @@ fn read_into_sink(sock: &mut TcpStream, rx: &mut RxPayload, st: &State) -> Resul
             Ok(0) => return Err("closed its connection inside a packet".into()),
             Ok(n) => n,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => 0,
-            Err(e) => return Err(format!("read failed: {e}")),
+            Err(e) => return Err(connection_failure("read", &e)),
         }
     };
     rx.got += n;

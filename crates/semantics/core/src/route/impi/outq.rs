@@ -76,7 +76,7 @@ impl OutQueue {
     }
 
     /// Writes what the socket takes, reporting finished frames to `st`.
-    pub fn write(&mut self, sock: &mut impl Write, st: &mut State) -> Result<(), String> {
+    pub fn write(&mut self, sock: &mut impl Write, st: &mut State) -> std::io::Result<()> {
         loop {
             while let Some(Segment::Written(req)) = self.segs.front() {
                 let req = *req;
@@ -101,11 +101,11 @@ impl OutQueue {
                     }
                 }
                 match sock.write_vectored(&iov) {
-                    Ok(0) => return Err("connection closed while writing".into()),
+                    Ok(0) => return Err(ErrorKind::WriteZero.into()),
                     Ok(n) => n,
                     Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => return Err(e),
                 }
             };
             self.advance(n);

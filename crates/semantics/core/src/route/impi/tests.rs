@@ -150,3 +150,15 @@ fn a_long_send_to_a_process_of_a_shared_host() {
     assert_eq!(rest, msg[MAX as usize..]);
     drive(&mut route, &mut st, |st| st.is_done(req));
 }
+
+#[test]
+fn a_reset_connection_reads_as_a_close() {
+    use std::io::{Error, ErrorKind};
+    for kind in [ErrorKind::ConnectionReset, ErrorKind::BrokenPipe] {
+        let said = super::connection_failure("read", &Error::from(kind));
+        assert!(said.starts_with(super::CLOSED_BEFORE_FINI), "{said}");
+        assert!(said.contains("(read: "), "{said}");
+    }
+    let said = super::connection_failure("send", &Error::from(ErrorKind::PermissionDenied));
+    assert!(said.starts_with("send failed: "), "{said}");
+}
