@@ -189,7 +189,7 @@ pub fn settle(rt: &mut Runtime, h: usize) {
                 let part = if c.borrowed {
                     rt.st.requests.get(p).map(|r| r.status)
                 } else {
-                    rt.st.requests.remove(p).map(|r| r.status)
+                    rt.st.requests.remove_with(p, |r| r.status)
                 };
                 if let Some(part) = part {
                     if Some(p) == c.status_of {

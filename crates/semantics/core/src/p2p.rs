@@ -89,7 +89,7 @@ impl Runtime {
             return self.bsend(function, buf, dest_world, env);
         }
         let req = self.st.start_send(buf, dest_world, env, mode);
-        self.flush();
+        self.flush_peer(dest_world as usize);
         Ok(req)
     }
 

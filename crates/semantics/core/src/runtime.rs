@@ -412,27 +412,32 @@ impl Runtime {
     /// Writes queued frames of every peer that has some.
     pub fn flush(&mut self) {
         for w in 0..self.st.peers.len() {
-            if self.st.peers[w].queue.is_empty() {
-                continue;
+            self.flush_peer(w);
+        }
+    }
+
+    /// Writes what world rank `w`'s route takes of the frames queued to it.
+    pub fn flush_peer(&mut self, w: usize) {
+        if self.st.peers[w].queue.is_empty() {
+            return;
+        }
+        match self.st.peers[w].route {
+            Route::Shm { local } => {
+                if let Some(shm) = self.shm.as_mut() {
+                    shm.flush(&mut self.st, local);
+                }
             }
-            match self.st.peers[w].route {
-                Route::Shm { local } => {
-                    if let Some(shm) = self.shm.as_mut() {
-                        shm.flush(&mut self.st, local);
-                    }
+            Route::Tcp => {
+                if let Some(tcp) = self.tcp.as_mut() {
+                    tcp.flush(&mut self.st, w as u32);
                 }
-                Route::Tcp => {
-                    if let Some(tcp) = self.tcp.as_mut() {
-                        tcp.flush(&mut self.st, w as u32);
-                    }
-                }
-                Route::Impi => {
-                    if let Some(impi) = self.impi.as_mut() {
-                        impi.flush(&mut self.st, w as u32);
-                    }
-                }
-                Route::Local => {}
             }
+            Route::Impi => {
+                if let Some(impi) = self.impi.as_mut() {
+                    impi.flush(&mut self.st, w as u32);
+                }
+            }
+            Route::Local => {}
         }
     }
 

@@ -113,6 +113,20 @@ impl<T> Slab<T> {
         v
     }
 
+    /// Removes the object `id` names, dropping it where it lies, and returns what `read`
+    /// takes from it first. Cheaper than `remove` when only a field is wanted: a large
+    /// `T` (a request) is not moved out to be dropped.
+    pub fn remove_with<R>(&mut self, id: Id, read: impl FnOnce(&T) -> R) -> Option<R> {
+        let slot = self.slots.get_mut(id.index as usize)?;
+        if slot.generation != id.generation {
+            return None;
+        }
+        let r = read(slot.value.as_ref()?);
+        slot.value = None;
+        self.free.push(id.index);
+        Some(r)
+    }
+
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len()
     }
@@ -153,5 +167,21 @@ mod tests {
         assert_eq!(Id::from_u64(b.to_u64()), b);
         assert_eq!(s.by_index(b.index).map(|(id, v)| (id, *v)), Some((b, "b")));
         assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn remove_with_reads_then_frees_the_slot() {
+        let mut s = Slab::default();
+        let a = s.insert(String::from("abc"));
+        assert_eq!(s.remove_with(a, |v| v.len()), Some(3));
+        assert_eq!(s.get(a), None);
+        assert_eq!(
+            s.remove_with(a, |v| v.len()),
+            None,
+            "a removed id stays removed"
+        );
+        assert_eq!(s.len(), 0);
+        let b = s.insert(String::from("b"));
+        assert_eq!(b.index, a.index, "the slot is reused");
     }
 }
