@@ -287,6 +287,38 @@ fn death_by_signal_and_missing_finalize_end_the_job() {
 }
 
 #[test]
+fn a_rank_killed_by_another_hand_while_the_job_ends_is_named_too() {
+    // Rank 0 fails first; rank 1 ignores the SIGTERM of the teardown and is then killed
+    // by SIGKILL that mpirun did not send (as a rank killed on another host is reaped
+    // after the peers it left exited): both are named, the status is the first failure's.
+    let script = "trap '' TERM; if [ \"$PMI_RANK\" = 0 ]; then sleep 0.2; exit 3; fi; \
+                  sleep 0.6; kill -KILL $$";
+    let o = mpirun_with(&["-n", "2", "sh", "-c", script], |c| {
+        c.env("CROSSMPI_KILL_GRACE_MS", "5000");
+    });
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("rank 0 (pid") && err.contains("exited with status 3"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rank 1 (pid")
+            && err.contains("killed by SIGKILL (9) (found while the job was ending)"),
+        "{err}"
+    );
+    // The teardown's own SIGTERM is not reported as a cause.
+    let o = mpirun(&[
+        "-n", "3", PROBE, "@1", "exit", "3", "@0", "hang", "@2", "hang",
+    ]);
+    assert!(
+        !text(&o.stderr).contains("found while the job was ending"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
 fn timeout_kills_the_job() {
     let start = Instant::now();
     let o = mpirun(&["-n", "2", "--timeout", "0.5", PROBE, "hang"]);

@@ -425,6 +425,45 @@ impl Job {
     }
 
     /// Collects exited ranks; an exit that is not a clean end of a rank ends the job.
+    /// How failure messages name rank `rank` (process `pid`). In a multi-cluster (IMPI)
+    /// job the ranks publish where this cluster's ranks start in MPI_COMM_WORLD, so the
+    /// rank is named as the program knows it.
+    fn describe_rank(&self, rank: usize, pid: u32) -> String {
+        let host = &self.plans[rank].host;
+        let name = match self
+            .server
+            .value(rank, "cmpi-impi-base")
+            .and_then(|b| b.parse::<usize>().ok())
+        {
+            Some(base) => format!("rank {} (this cluster's rank {rank})", base + rank),
+            None => self.name_of(rank),
+        };
+        if self.plans[rank].local {
+            format!("{name} (pid {pid} on {host})")
+        } else {
+            format!("{name} (launch agent pid {pid} for {host})")
+        }
+    }
+
+    /// A rank found dead by a signal mpirun did not send while the job was already
+    /// ending: often the cause of the failure mpirun saw first (a rank killed on a remote
+    /// host is reaped through its launch agent after its peers noticed the closed
+    /// connections and exited), so it is named too. The exit status stays the first
+    /// failure's.
+    fn report_unsent_signal(&self, rank: usize, pid: u32, status: std::process::ExitStatus) {
+        let Some(signal) = status.signal() else {
+            return;
+        };
+        let ours = signal == libc::SIGTERM || (signal == libc::SIGKILL && self.killed);
+        if !ours {
+            say(&format!(
+                "{} was killed by {} (found while the job was ending)",
+                self.describe_rank(rank, pid),
+                signal_name(signal)
+            ));
+        }
+    }
+
     fn reap(&mut self) {
         for rank in 0..self.ranks.len() {
             let r = &mut self.ranks[rank];
@@ -451,25 +490,11 @@ impl Job {
             }
             self.pump_server();
             if self.ending_since.is_some() {
+                self.report_unsent_signal(rank, pid, status);
                 continue;
             }
+            let who = self.describe_rank(rank, pid);
             let r = &self.ranks[rank];
-            let host = &self.plans[rank].host;
-            // In a multi-cluster (IMPI) job the ranks publish where this cluster's
-            // ranks start in MPI_COMM_WORLD; name the rank as the program knows it.
-            let name = match self
-                .server
-                .value(rank, "cmpi-impi-base")
-                .and_then(|b| b.parse::<usize>().ok())
-            {
-                Some(base) => format!("rank {} (this cluster's rank {rank})", base + rank),
-                None => self.name_of(rank),
-            };
-            let who = if self.plans[rank].local {
-                format!("{name} (pid {pid} on {host})")
-            } else {
-                format!("{name} (launch agent pid {pid} for {host})")
-            };
             if let Some(signal) = status.signal() {
                 self.fail(
                     128 + signal,
