@@ -263,11 +263,39 @@ pub fn abort(code: i32, message: &str) -> ! {
         if let Some(rt) = guard.as_mut() {
             let linger = Duration::from_millis(rt.cfg.abort_linger_ms);
             if let Some(pmi) = rt.pmi.as_mut() {
+                wait_stderr_read(linger);
                 let _ = pmi.abort(code, message, linger);
             }
         }
     }
     std::process::exit(if code == 0 { 1 } else { code & 0xff });
+}
+
+/// Waits, at most `limit`, until the launcher has read what this process wrote to
+/// stderr, when stderr is a pipe: a launcher that ends the job on the abort may close the
+/// pipe with the message still in it (Hydra did so in about 1 run in 30), and the user
+/// would never learn which rank aborted or why.
+fn wait_stderr_read(limit: Duration) {
+    let fd = libc::STDERR_FILENO;
+    // SAFETY: an all-zero stat is a valid value (plain integers), and fstat only writes
+    // into that buffer, which we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+        return;
+    }
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let mut queued: libc::c_int = 0;
+        // SAFETY: FIONREAD on a pipe (either end) writes the count of unread bytes into
+        // the int we own.
+        if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut queued) } != 0
+            || queued == 0
+            || std::time::Instant::now() >= deadline
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
 }
 
 impl Runtime {
