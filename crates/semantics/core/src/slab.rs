@@ -80,10 +80,7 @@ impl<T> Slab<T> {
     }
 
     pub fn get_mut(&mut self, id: Id) -> Option<&mut T> {
-        self.slots
-            .get_mut(id.index as usize)
-            .filter(|s| s.generation == id.generation)
-            .and_then(|s| s.value.as_mut())
+        self.live_slot(id)?.value.as_mut()
     }
 
     /// The live object in slot `index`, whatever its generation (handles that carry only
@@ -102,14 +99,8 @@ impl<T> Slab<T> {
     }
 
     pub fn remove(&mut self, id: Id) -> Option<T> {
-        let slot = self.slots.get_mut(id.index as usize)?;
-        if slot.generation != id.generation {
-            return None;
-        }
-        let v = slot.value.take();
-        if v.is_some() {
-            self.free.push(id.index);
-        }
+        let v = self.live_slot(id)?.value.take();
+        self.free.push(id.index);
         v
     }
 
@@ -117,14 +108,19 @@ impl<T> Slab<T> {
     /// takes from it first. Cheaper than `remove` when only a field is wanted: a large
     /// `T` (a request) is not moved out to be dropped.
     pub fn remove_with<R>(&mut self, id: Id, read: impl FnOnce(&T) -> R) -> Option<R> {
-        let slot = self.slots.get_mut(id.index as usize)?;
-        if slot.generation != id.generation {
-            return None;
-        }
+        let slot = self.live_slot(id)?;
         let r = read(slot.value.as_ref()?);
         slot.value = None;
         self.free.push(id.index);
         Some(r)
+    }
+
+    /// The slot `id` names, if it was allocated in `id`'s generation and still holds
+    /// its object.
+    fn live_slot(&mut self, id: Id) -> Option<&mut Slot<T>> {
+        self.slots
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation && s.value.is_some())
     }
 
     pub fn len(&self) -> usize {

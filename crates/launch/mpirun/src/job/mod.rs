@@ -424,7 +424,6 @@ impl Job {
         }
     }
 
-    /// Collects exited ranks; an exit that is not a clean end of a rank ends the job.
     /// How failure messages name rank `rank` (process `pid`). In a multi-cluster (IMPI)
     /// job the ranks publish where this cluster's ranks start in MPI_COMM_WORLD, so the
     /// rank is named as the program knows it.
@@ -464,6 +463,7 @@ impl Job {
         }
     }
 
+    /// Collects exited ranks; an exit that is not a clean end of a rank ends the job.
     fn reap(&mut self) {
         for rank in 0..self.ranks.len() {
             let r = &mut self.ranks[rank];
