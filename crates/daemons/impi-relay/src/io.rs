@@ -378,6 +378,7 @@ pub fn run(agent: TcpListener, inside_ip: IpAddr, opts: &Options) -> Result<(), 
         trunks,
         mode: opts.trunk_mode,
         encrypt: opts.encrypt,
+        survive: opts.survive,
     };
     let mut relay = Relay {
         opts: opts.clone(),

@@ -19,6 +19,7 @@ pub mod router;
 pub mod secure;
 pub mod splice;
 pub mod startup;
+pub mod survive;
 #[cfg(test)]
 mod testing;
 pub mod topology;

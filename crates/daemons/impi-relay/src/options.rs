@@ -2,6 +2,7 @@
 //! the relay's tunables.
 
 use crate::router::RouterConfig;
+use crate::survive::DEFAULT_SURVIVE;
 use crate::trunk::{TrunkMode, Trunking, MAX_TRUNKS};
 use crossmpi_impi::wire::startup::MAX_CLIENTS;
 use crossmpi_impi::wire::Limits;
@@ -80,6 +81,9 @@ pub struct Options {
     /// Move packet data between plain host connections with splice(2)
     /// (`CROSSMPI_RELAY_SPLICE`).
     pub splice: bool,
+    /// Trunk 0 with 2 or more trunks: mark the cluster survivable
+    /// (`CROSSMPI_RELAY_SURVIVE`; the other trunks follow the tables).
+    pub survive: bool,
     pub connect_timeout: Duration,
     pub router: RouterConfig,
     pub limits: Limits,
@@ -110,6 +114,16 @@ fn number<T: std::str::FromStr + PartialOrd>(
             .ok()
             .filter(|n| *n >= min)
             .ok_or_else(|| format!("impi-relay: {name}={v:?} is not a whole number that large")),
+    }
+}
+
+/// An on/off tunable: `0` or `1` (None when unset).
+fn switch(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<bool>, String> {
+    match env(name).as_deref().map(str::trim) {
+        None => Ok(None),
+        Some("0") => Ok(Some(false)),
+        Some("1") => Ok(Some(true)),
+        Some(v) => Err(format!("impi-relay: {name}={v:?} is not 0 or 1")),
     }
 }
 
@@ -221,15 +235,7 @@ impl Options {
             );
         }
         let encrypt = join.is_none()
-            && match env("CROSSMPI_RELAY_ENCRYPT").as_deref().map(str::trim) {
-                None | Some("0") => encrypt_flag,
-                Some("1") => true,
-                Some(v) => {
-                    return Err(format!(
-                        "impi-relay: CROSSMPI_RELAY_ENCRYPT={v:?} is not 0 or 1"
-                    ))
-                }
-            };
+            && (switch(env, "CROSSMPI_RELAY_ENCRYPT")? == Some(true) || encrypt_flag);
         let key = match env("IMPI_AUTH_KEY") {
             Some(text) => Some(
                 crossmpi_impi::startup::client::parse_key(&text)
@@ -242,16 +248,8 @@ impl Options {
             }
             None => None,
         };
-        let splice = match env("CROSSMPI_RELAY_SPLICE").as_deref().map(str::trim) {
-            None => DEFAULT_SPLICE,
-            Some("0") => false,
-            Some("1") => true,
-            Some(v) => {
-                return Err(format!(
-                    "impi-relay: CROSSMPI_RELAY_SPLICE={v:?} is not 0 or 1"
-                ))
-            }
-        };
+        let splice = switch(env, "CROSSMPI_RELAY_SPLICE")?.unwrap_or(DEFAULT_SPLICE);
+        let survive = switch(env, "CROSSMPI_RELAY_SURVIVE")?.unwrap_or(DEFAULT_SURVIVE);
         let connect = number(
             env,
             "CROSSMPI_RELAY_CONNECT_TIMEOUT",
@@ -277,6 +275,7 @@ impl Options {
             encrypt,
             key,
             splice,
+            survive,
             connect_timeout: Duration::from_secs(connect),
             router: RouterConfig {
                 send_buffer,
@@ -328,10 +327,21 @@ mod tests {
         assert_eq!((o.ntrunks, o.trunk, o.join.as_deref()), (1, 0, None));
         assert_eq!(o.connect_timeout, Duration::from_secs(30));
         assert_eq!(o.splice, DEFAULT_SPLICE);
+        assert_eq!(o.survive, DEFAULT_SURVIVE);
         for (v, want) in [("0", false), ("1", true)] {
-            let env = [("CROSSMPI_RELAY_SPLICE", v)];
-            assert_eq!(parse(&["-relay", "1", "a:1"], &env).unwrap().splice, want);
+            let env = [("CROSSMPI_RELAY_SPLICE", v), ("CROSSMPI_RELAY_SURVIVE", v)];
+            let o = parse(&["-relay", "1", "a:1"], &env).unwrap();
+            assert_eq!((o.splice, o.survive), (want, want));
         }
+        let e = parse(
+            &["-relay", "1", "a:1"],
+            &[("CROSSMPI_RELAY_SURVIVE", "yes")],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("CROSSMPI_RELAY_SURVIVE=\"yes\" is not 0 or 1"),
+            "{e}"
+        );
         let o = parse(
             &["--relay", "0", "h:1", "--global-addr", "::1"],
             &[

@@ -15,6 +15,7 @@
 //! cluster computes the same one.
 
 use crate::secure::ENCRYPT_MAJOR;
+use crate::survive::SURVIVE_MAJOR;
 use crate::trunk::{block_sizes, TrunkAddrs, TrunkMode, SOURCE_TRUNK_MAJOR};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
@@ -22,8 +23,8 @@ use crossmpi_impi::{Error, Result};
 use std::collections::BTreeMap;
 
 /// The major version crossmpi lists in IMPI_C_VERSION ("CXMP"; crossmpi-core's
-/// `CROSSMPI_VERSION`).
-const CROSSMPI_MAJOR: u32 = 0x4358_4d50;
+/// `CROSSMPI_VERSION`): such a client can survive a relay's death ([`crate::survive`]).
+pub const CROSSMPI_MAJOR: u32 = 0x4358_4d50;
 
 /// Byte 5 of a synthetic address: which rule made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +57,9 @@ pub struct RelayPlace {
     /// The cluster's relays encrypt: its IMPI_C_VERSION goes out marked
     /// ([`crate::secure::ENCRYPT_MAJOR`]).
     pub encrypt: bool,
+    /// With 2 or more trunks, the cluster's IMPI_C_VERSION goes out marked survivable
+    /// ([`crate::survive::SURVIVE_MAJOR`]; `CROSSMPI_RELAY_SURVIVE`).
+    pub survive: bool,
 }
 
 impl RelayPlace {
@@ -234,9 +238,16 @@ impl InsideLabels {
                 k as usize,
             )),
             Label::PIpv6 => rename_addresses(data, Renamed::Outward, place.me, |_| false),
-            Label::CVersion if place.encrypt => {
+            Label::CVersion => {
+                // The server hands these marks to every client, and back to this one:
+                // the inside view's own entry carries them too.
                 let mut marked = data.to_vec();
-                marked.extend(words([ENCRYPT_MAJOR, crate::secure::VERSION]));
+                if place.encrypt {
+                    marked.extend(words([ENCRYPT_MAJOR, crate::secure::VERSION]));
+                }
+                if place.survive && k >= 2 {
+                    marked.extend(words([SURVIVE_MAJOR, k]));
+                }
                 marked
             }
             _ => data.to_vec(),
@@ -435,6 +446,7 @@ mod tests {
             }],
             mode: TrunkMode::Destination,
             encrypt: false,
+            survive: true,
         }
     }
 
@@ -531,7 +543,13 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("needs crossmpi inside"), "{e}");
         let ours = words([0, 0, CROSSMPI_MAJOR, 17]);
-        assert_eq!(labels.outward(&p, Label::CVersion, &ours).unwrap(), ours);
+        let sent = labels.outward(&p, Label::CVersion, &ours).unwrap();
+        // Two trunks: the cluster goes out marked survivable.
+        assert_eq!(sent, [ours.clone(), words([SURVIVE_MAJOR, 2])].concat());
+        p.survive = false;
+        let mut unmarked = InsideLabels::default();
+        assert_eq!(unmarked.outward(&p, Label::CVersion, &ours).unwrap(), ours);
+        p.survive = true;
         let ctx = InwardContext::new(p, 3);
         // Client 0 lists 0.0 and 1.2; client 1 (the relays' own) is left as it sent.
         let reply = [words([0, 0, 1, 2]), ours.clone(), words([0, 0])].concat();

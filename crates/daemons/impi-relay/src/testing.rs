@@ -1,10 +1,12 @@
 //! Fixtures of the unit tests.
 
 use crate::rewrite::{InsideLabels, InwardContext, RelayPlace};
+use crate::secure::ENCRYPT_MAJOR;
+use crate::survive::SURVIVE_MAJOR;
 use crate::trunk::{TrunkAddrs, TrunkMode};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::label::Label;
-use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables};
+use crossmpi_impi::wire::tables::{ClientInfo, GlobalTables, Version};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -93,7 +95,19 @@ pub fn views(
     );
     ctx.ports = Some(ports);
     let inv = decode(&|l| ctx.inward(&labels, l, &replies[&l]).unwrap().unwrap());
-    assert_eq!(inv.clients[0], *inside, "the cluster sees itself unchanged");
+    // The cluster sees itself unchanged, but for the marks its relays add.
+    let mut own = inv.clients[0].clone();
+    let k = p.trunks.len() as u32;
+    let marks: Vec<Version> = [
+        (p.encrypt, ENCRYPT_MAJOR, crate::secure::VERSION),
+        (p.survive && k >= 2, SURVIVE_MAJOR, k),
+    ]
+    .into_iter()
+    .filter_map(|(on, major, minor)| on.then_some(Version { major, minor }))
+    .collect();
+    assert_eq!(own.versions, [inside.versions.clone(), marks].concat());
+    own.versions.clone_from(&inside.versions);
+    assert_eq!(own, *inside, "the cluster sees itself unchanged");
     assert_eq!(
         inv.flow_marks(),
         out.flow_marks(),
@@ -117,5 +131,6 @@ pub fn trunk_place(k: u8) -> RelayPlace {
             .collect(),
         mode: TrunkMode::Destination,
         encrypt: false,
+        survive: true,
     }
 }

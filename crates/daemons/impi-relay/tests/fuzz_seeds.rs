@@ -27,6 +27,7 @@ fn place() -> RelayPlace {
         }],
         mode: TrunkMode::Destination,
         encrypt: false,
+        survive: true,
     }
 }
 

@@ -20,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
         }],
     mode: TrunkMode::Destination,
         encrypt: false,
+        survive: true,
     };
     let mut relay = StartupRelay::new(place, Limits { max_msg: 1 << 16 });
     let mut rest = data;

@@ -61,6 +61,7 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         verbose: std::env::var_os("RELAY_TEST_VERBOSE").is_some(),
         encrypt: false,
         key: None,
+        survive: crossmpi_impi_relay::survive::DEFAULT_SURVIVE,
         splice: std::env::var("CROSSMPI_RELAY_SPLICE")
             .map_or(crossmpi_impi_relay::options::DEFAULT_SPLICE, |v| v == "1"),
         connect_timeout: Duration::from_secs(10),
