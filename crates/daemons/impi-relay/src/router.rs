@@ -18,7 +18,10 @@
 //! messages are lost, so the job cannot finish: the first such reason is kept
 //! ([`Router::broken`]) and the I/O layer ends the relay with it, closing every
 //! connection so that every party learns at once. A connection refused at its
-//! handshake is just closed (the job goes on).
+//! handshake is just closed (the job goes on). The one loss that does not end the job:
+//! in a survivable job, a relay host of another client that dies while another of its
+//! hosts lives ([`Topology::lose_host`]); its processes move to that host, and the
+//! crossmpi ends resend what was lost with it.
 
 use crate::topology::{Acceptor, Dial, Link, Topology};
 use crossmpi_impi::wire::handshake::{HostHandshake, HANDSHAKE_LEN};
@@ -445,14 +448,21 @@ impl Router {
                     ),
                     Some(e) => format!("{}: {e} (before FINI)", describe(link)),
                 };
-                self.drop_link(conn, c, link, why);
+                let heir = match link {
+                    Link::Outside { host } => self.topo.lose_host(host),
+                    Link::Inside { .. } => None,
+                };
+                match heir {
+                    Some(heir) => self.survive(conn, c, link, heir, why),
+                    None => self.drop_link(conn, c, link, why),
+                }
                 self.settle();
             }
         }
     }
 
-    /// Drops connection `conn` (already taken out of its slot as `c`) for `reason`:
-    /// what it was streaming is cut off, what was streaming into it is discarded.
+    /// Drops connection `conn` (already taken out of its slot as `c`) for `reason`: the
+    /// job cannot finish.
     fn drop_link(&mut self, conn: ConnId, c: Conn, link: Link, reason: String) {
         self.by_link.remove(&link);
         self.dropped.insert(link);
@@ -463,6 +473,33 @@ impl Router {
             conn,
             reason: Some(reason),
         });
+        self.cut(conn, c, link);
+    }
+
+    /// Drops connection `conn` to a relay host that died (`c`, taken out of its slot)
+    /// while outside host `heir` of its client lives: the job goes on. `heir` now holds
+    /// its processes ([`Topology::lose_host`]), what was queued for it is forgotten and
+    /// what was streaming into it discarded (the ends resend what was lost), and it
+    /// counts as having exchanged FINI both ways.
+    fn survive(&mut self, conn: ConnId, c: Conn, link: Link, heir: u32, reason: String) {
+        self.by_link.remove(&link);
+        self.finished.insert(link);
+        self.fini_got.insert(link);
+        self.fini_dirty = true;
+        self.events.push_back(RouterEvent::Close {
+            conn,
+            reason: Some(format!(
+                "{reason}; the job goes on (survivable job): {} takes over its processes",
+                describe(Link::Outside { host: heir })
+            )),
+        });
+        self.cut(conn, c, link);
+    }
+
+    /// What a dropped connection leaves: its waiters move on, what was streaming into
+    /// it is discarded, and the connection its own packet was streaming into is dropped
+    /// too (its stream would be cut mid-packet).
+    fn cut(&mut self, conn: ConnId, c: Conn, link: Link) {
         self.ready.extend(c.waiters);
         for (id, other) in self.conns.iter_mut().enumerate() {
             if let Some(o) = other.as_mut() {
@@ -574,15 +611,18 @@ impl Router {
                         data: p.data_len,
                     };
                 }
-                Rx::Held { to, data } if self.dropped.contains(&to) => {
-                    c.inb.consume(HEADER_LEN);
-                    c.rx = if data > 0 {
-                        Rx::Discard { left: data }
-                    } else {
-                        Rx::Header
-                    };
-                }
                 Rx::Held { to, data } => {
+                    // A relay host that died since: its processes' live host.
+                    let to = self.topo.live(to);
+                    if self.dropped.contains(&to) {
+                        c.inb.consume(HEADER_LEN);
+                        c.rx = if data > 0 {
+                            Rx::Discard { left: data }
+                        } else {
+                            Rx::Header
+                        };
+                        continue;
+                    }
                     let Some(&d) = self.by_link.get(&to) else {
                         self.awaiting_link.push(s);
                         return Ok(());

@@ -134,3 +134,25 @@ pub fn trunk_place(k: u8) -> RelayPlace {
         survive: true,
     }
 }
+
+/// Both views of a survivable job: client 0 (hosts of 2, 1, 2 processes) through `k`
+/// relays in destination mode (marked survivable by them), client 1 (2 hosts of 2)
+/// outside, its hosts relays (marked); both crossmpi.
+pub fn survivable_views(k: u8) -> (GlobalTables, GlobalTables) {
+    let crossmpi = Version {
+        major: crate::rewrite::CROSSMPI_MAJOR,
+        minor: 1,
+    };
+    let mut inside = cluster(&[2, 1, 2], (8, 16));
+    inside.versions.push(crossmpi);
+    let mut other = cluster(&[2, 2], (4, 32));
+    other.versions.extend([
+        crossmpi,
+        Version {
+            major: SURVIVE_MAJOR,
+            minor: 2,
+        },
+    ]);
+    let ports = (0..u16::from(k)).map(|t| vec![0, 6000 + t]).collect();
+    views(&trunk_place(k), &inside, &other, ports)
+}

@@ -9,7 +9,13 @@
 //! virtual host holds the destination); in source mode, the relay of the sending
 //! process (crossmpi inside sends through it), so both directions of a pair of
 //! processes take the same relay.
+//!
+//! In a survivable job ([`crate::survive`]) the checks are relaxed to what survival
+//! needs (a packet may come through any trunk of this cluster, since the ends re-map
+//! the hosts of a dead relay), and the outside hosts of a marked client that die are
+//! taken over by the next live host of their client.
 
+use crate::survive;
 use crate::trunk::{trunk_of, TrunkMode, Trunking};
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::handshake::HostHandshake;
@@ -64,8 +70,15 @@ pub struct Topology {
     /// Host rank of every process in each view.
     inside_host: Vec<u32>,
     outside_host: Vec<u32>,
-    /// Client of every outside host.
+    /// Client of every outside host, and every client's outside hosts.
     outside_host_client: Vec<u32>,
+    client_hosts: Vec<std::ops::Range<u32>>,
+    /// Every client lists crossmpi and one lists the survival mark.
+    survivable: bool,
+    /// Clients that list the survival mark (their hosts are relays).
+    relay_client: Vec<bool>,
+    /// Outside hosts whose connection died and whose processes another host holds.
+    dead: Vec<bool>,
     /// The relay's host rank outside; the inside rank of each client's virtual host
     /// that this relay stands for.
     relay_host: u32,
@@ -160,6 +173,12 @@ impl Topology {
             .map(|c| inside.first_host(c) + trunk)
             .collect::<Vec<_>>();
         let outside_host_client = outside.hosts().map(|(c, _)| c as u32).collect();
+        let client_hosts = (0..n)
+            .map(|c| {
+                let first = outside.first_host(c);
+                first..first + outside.clients[c].hosts.len() as u32
+            })
+            .collect();
         let first_rank = outside.first_rank(me as usize);
         let own_ranks = first_rank..first_rank + outside.clients[me as usize].procs.len() as u32;
         let mut t = Topology {
@@ -176,6 +195,10 @@ impl Topology {
             inside_host: host_of_procs(inside),
             outside_host: host_of_procs(outside),
             outside_host_client,
+            client_hosts,
+            survivable: survive::survivable(outside),
+            relay_client: (0..n).map(|c| survive::marked(outside, c)).collect(),
+            dead: vec![false; outside.nhosts() as usize],
             relay_host,
             virtual_host,
             inside_hosts,
@@ -290,14 +313,63 @@ impl Topology {
         }
     }
 
+    /// Whether the job survives a relay's death (every client is crossmpi and one
+    /// lists the survival mark).
+    pub fn survivable(&self) -> bool {
+        self.survivable
+    }
+
+    /// The live outside host holding outside host `host`'s processes: `host` itself,
+    /// or once it died, the next live host of its client in host order (cyclic).
+    pub fn holder(&self, host: u32) -> u32 {
+        let hosts = &self.client_hosts[self.outside_host_client[host as usize] as usize];
+        let n = hosts.len() as u32;
+        (0..n)
+            .map(|i| hosts.start + (host - hosts.start + i) % n)
+            .find(|&h| !self.dead[h as usize])
+            .unwrap_or(host)
+    }
+
+    /// `link` with an outside host that died replaced by the host holding its
+    /// processes.
+    pub fn live(&self, link: Link) -> Link {
+        match link {
+            Link::Outside { host } => Link::Outside {
+                host: self.holder(host),
+            },
+            inside => inside,
+        }
+    }
+
+    /// Outside host `host`'s connection died before its FINI. In a survivable job,
+    /// when the host is a relay of a marked client and another host of that client
+    /// lives, the loss is survived: the host is marked dead and the host now holding
+    /// its processes is returned. None: the loss is fatal.
+    pub fn lose_host(&mut self, host: u32) -> Option<u32> {
+        let client = self.outside_host_client[host as usize];
+        if !self.survivable || !self.relay_client[client as usize] || self.dead[host as usize] {
+            return None;
+        }
+        self.dead[host as usize] = true;
+        let heir = self.holder(host);
+        if heir == host {
+            self.dead[host as usize] = false;
+            return None;
+        }
+        Some(heir)
+    }
+
     /// Where a packet from `from` goes, with its source and destination as the far side
-    /// knows them. The packet must belong to this relay: from outside, its destination
+    /// knows them. The source must live on the sending inside host; from outside, only
+    /// in the sending host's client, since a trunked client's relays send each packet
+    /// through the relay of its destination, whichever of that client's hosts holds its
+    /// source. The packet must also belong to this relay: from outside, its destination
     /// is on the cluster's host this relay stands for; from inside, its destination is
     /// on this relay's virtual host (destination mode) or its source on this relay's
-    /// trunk (source mode). The
-    /// source must live on the sending inside host; from outside, only in the sending
-    /// host's client, since a trunked client's relays send each packet through the
-    /// relay of its destination, whichever of that client's hosts holds its source.
+    /// trunk (source mode). In a survivable job that last rule is relaxed to "the
+    /// destination is a process of another client" (from inside) or "of this cluster"
+    /// (from outside): once a relay dies, the ends send its share through the others.
+    /// An outside destination goes to the live host holding it.
     pub fn route(&self, from: Link, src: &Proc, dest: &Proc) -> Result<(Link, Proc, Proc)> {
         let bad = |reason: String| Error::Invalid {
             what: "IMPI packet (pk_src/pk_dest)",
@@ -314,26 +386,32 @@ impl Topology {
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
                 let this_trunk = match self.mode {
+                    _ if self.survivable => self.client_of[d as usize] != self.me,
                     TrunkMode::Destination => {
-                        self.inside_host[d as usize] == self.virtual_host[client as usize]
+                        self.client_of[d as usize] == client
+                            && self.inside_host[d as usize] == self.virtual_host[client as usize]
                     }
                     TrunkMode::Source => {
                         let n = self.own_ranks.len() as u32;
-                        trunk_of(n, self.ntrunks, s - self.own_ranks.start) == self.trunk
+                        self.client_of[d as usize] == client
+                            && trunk_of(n, self.ntrunks, s - self.own_ranks.start) == self.trunk
                     }
                 };
-                if self.inside_host[s as usize] != host
-                    || self.client_of[d as usize] != client
-                    || !this_trunk
-                {
+                if self.inside_host[s as usize] != host || !this_trunk {
                     return Err(bad(format!(
                         "world rank {s} -> {d} does not travel from inside host {host} to client \
-                         {client}'s virtual host {} ({:?} trunking)",
-                        self.virtual_host[client as usize], self.mode
+                         {client}'s virtual host {} ({:?} trunking{})",
+                        self.virtual_host[client as usize],
+                        self.mode,
+                        if self.survivable {
+                            ", survivable job"
+                        } else {
+                            ""
+                        }
                     )));
                 }
                 let to = Link::Outside {
-                    host: self.outside_host[d as usize],
+                    host: self.holder(self.outside_host[d as usize]),
                 };
                 Ok((to, self.outside_id[s as usize], self.outside_id[d as usize]))
             }
@@ -346,13 +424,25 @@ impl Topology {
                     .by_outside
                     .get(dest)
                     .ok_or_else(|| bad(format!("unknown destination {dest:?}")))?;
+                let this_relay = if self.survivable {
+                    self.own_ranks.contains(&d)
+                } else {
+                    self.outside_host[d as usize] == self.relay_host
+                };
                 if self.client_of[s as usize] != self.outside_host_client[host as usize]
-                    || self.outside_host[d as usize] != self.relay_host
+                    || !this_relay
                 {
                     return Err(bad(format!(
                         "world rank {s} -> {d} does not travel from outside host {host} to \
-                         outside host {} (client {}, trunk {})",
-                        self.relay_host, self.me, self.trunk
+                         outside host {} (client {}, trunk {}{})",
+                        self.relay_host,
+                        self.me,
+                        self.trunk,
+                        if self.survivable {
+                            ", survivable job"
+                        } else {
+                            ""
+                        }
                     )));
                 }
                 let to = Link::Inside {
@@ -572,5 +662,97 @@ mod tests {
         // Views that do not show the cluster as K hosts.
         let e = Topology::new(0, trunking(0, 2, TrunkMode::Destination), &inv, &out).unwrap_err();
         assert!(e.to_string().contains("not 2 hosts"), "{e}");
+    }
+
+    /// [`trunked`] in a survivable job ([`crate::testing::survivable_views`]).
+    fn survivable() -> (GlobalTables, GlobalTables, Vec<Topology>) {
+        let (out, inv) = crate::testing::survivable_views(K as u8);
+        let topos: Vec<Topology> = (0..K)
+            .map(|t| Topology::new(0, trunking(t, K, TrunkMode::Destination), &inv, &out).unwrap())
+            .collect();
+        assert!(topos.iter().all(Topology::survivable));
+        (inv, out, topos)
+    }
+
+    #[test]
+    fn a_survivable_job_lets_packets_through_any_trunk() {
+        let (inv, out, topos) = survivable();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        let (in_host, out_host) = (host_of_procs(&inv), host_of_procs(&out));
+        for topo in &topos {
+            for s in 0..5u32 {
+                for d in 5..9u32 {
+                    // From the sender's inside host through any virtual host of client 1.
+                    let from = Link::Inside {
+                        host: in_host[s as usize],
+                        client: 1,
+                    };
+                    let to = Link::Outside {
+                        host: out_host[d as usize],
+                    };
+                    let r = topo.route(from, &in_ids[s as usize], &in_ids[d as usize]);
+                    assert_eq!(
+                        r.unwrap(),
+                        (to, out_ids[s as usize], out_ids[d as usize]),
+                        "{s} -> {d} through trunk {}",
+                        topo.trunk
+                    );
+                    // From either host of client 1 to any process of the cluster.
+                    let to = Link::Inside {
+                        host: in_host[s as usize],
+                        client: 1,
+                    };
+                    for h in 3..5 {
+                        let r = topo.route(
+                            Link::Outside { host: h },
+                            &out_ids[d as usize],
+                            &out_ids[s as usize],
+                        );
+                        assert_eq!(r.unwrap(), (to, in_ids[d as usize], in_ids[s as usize]));
+                    }
+                }
+            }
+        }
+        // Still refused: a source that is not on the sending host, a destination in
+        // the cluster itself (from inside) or outside it (from outside), a source of
+        // another client than the sending host's.
+        let t = &topos[1];
+        let from = Link::Inside { host: 0, client: 1 };
+        assert!(t.route(from, &in_ids[2], &in_ids[5]).is_err());
+        assert!(t.route(from, &in_ids[0], &in_ids[3]).is_err());
+        let from = Link::Outside { host: 3 };
+        assert!(t.route(from, &out_ids[5], &out_ids[7]).is_err());
+        let e = t.route(from, &out_ids[1], &out_ids[0]).unwrap_err();
+        assert!(e.to_string().contains("survivable job"), "{e}");
+    }
+
+    #[test]
+    fn a_dead_relay_hosts_processes_go_to_the_next_live_host() {
+        let (inv, out, mut topos) = survivable();
+        let (in_ids, out_ids) = (proc_ids(&inv), proc_ids(&out));
+        let t = &mut topos[0];
+        let from = Link::Inside { host: 0, client: 1 };
+        let to = |t: &Topology, d: usize| t.route(from, &in_ids[0], &in_ids[d]).unwrap().0;
+        assert_eq!(to(t, 5), Link::Outside { host: 3 });
+        assert_eq!(
+            t.lose_host(3),
+            Some(4),
+            "host 4 takes over host 3's processes"
+        );
+        let four = Link::Outside { host: 4 };
+        assert_eq!((to(t, 5), to(t, 6), to(t, 7)), (four, four, four));
+        assert_eq!(t.live(Link::Outside { host: 3 }), Link::Outside { host: 4 });
+        assert_eq!(t.live(from), from);
+        // Packets from the live host for the cluster still pass.
+        assert!(t
+            .route(Link::Outside { host: 4 }, &out_ids[5], &out_ids[0])
+            .is_ok());
+        // The last live host of a client: its loss is fatal.
+        assert_eq!(t.lose_host(4), None);
+        assert_eq!(to(t, 8), Link::Outside { host: 4 });
+        // Not survivable: the same loss is fatal.
+        let (_, _, mut plain) = trunked();
+        assert!(!plain[0].survivable());
+        assert_eq!(plain[0].lose_host(3), None);
     }
 }

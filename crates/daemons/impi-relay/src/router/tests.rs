@@ -391,3 +391,142 @@ fn a_connection_closing_before_fini_means_the_job_cannot_finish() {
     assert_eq!(n.r.broken(), Some(why.as_str()));
     assert!(!n.r.is_done());
 }
+
+/// Trunk 0 of client 0's three relays in a survivable job
+/// ([`crate::testing::survivable_views`]): it dials inside hosts 0, 1, 2 and is dialed
+/// by client 1's two relay hosts, outside hosts 3 and 4. Returns the router, the
+/// connections (inside hosts 0..3, then outside hosts 3, 4) and both views' identities.
+fn survivable_net() -> (Router, Vec<ConnId>, Vec<Proc>, Vec<Proc>) {
+    let (out, inv) = crate::testing::survivable_views(3);
+    let trunking = crate::trunk::Trunking {
+        trunk: 0,
+        ntrunks: 3,
+        mode: crate::trunk::TrunkMode::Destination,
+    };
+    let topo = Topology::new(0, trunking, &inv, &out).unwrap();
+    let dials = topo.dials().to_vec();
+    let mut r = Router::new(
+        topo,
+        RouterConfig {
+            send_buffer: 1 << 16,
+            read_ahead: 4096,
+            max_handshakes: 4,
+        },
+    );
+    let mut conns: Vec<ConnId> = dials.iter().map(|d| r.dialed(d)).collect();
+    for &c in &conns {
+        take(&mut r, c);
+    }
+    for host in [3u32, 4] {
+        let c = r.accept(Acceptor::Global).unwrap();
+        feed(&mut r, c, &host.to_be_bytes());
+        assert_eq!(r.link(c), Some(Link::Outside { host }));
+        conns.push(c);
+    }
+    let ids = (
+        crate::topology::proc_ids(&inv),
+        crate::topology::proc_ids(&out),
+    );
+    (r, conns, ids.0, ids.1)
+}
+
+fn header_of(bytes: &[u8]) -> PacketRepr {
+    PacketRepr::parse(
+        &PacketHeader::new_checked(&bytes[..HEADER_LEN]).unwrap(),
+        4096,
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_dead_relay_host_is_taken_over_and_the_job_goes_on() {
+    let (mut r, c, in_ids, out_ids) = survivable_net();
+    let (h0, h1, h2, o3, o4) = (c[0], c[1], c[2], c[3], c[4]);
+    // Inside host 0 streams a packet to process 5 (on outside host 3); inside host 2
+    // holds one for process 6 (host 3 too) behind it.
+    let mut long = data_packet(in_ids[0], in_ids[5], 100).emit().to_vec();
+    long.extend([7u8; 100]);
+    feed(&mut r, h0, &long[..HEADER_LEN + 10]);
+    feed(&mut r, h2, &data_packet(in_ids[4], in_ids[6], 0).emit());
+    assert_eq!(take(&mut r, o3).len(), HEADER_LEN + 10);
+    // Host 3's relay dies: host 4 takes over, the job goes on.
+    r.on_close(o3, None);
+    let why = dropped(&mut r, o3);
+    assert!(
+        why.contains("outside IMPI host 3 closed its connection before FINI")
+            && why.contains("outside IMPI host 4 takes over"),
+        "{why}"
+    );
+    assert_eq!(r.broken(), None);
+    // The held packet goes to host 4; the rest of the cut one is discarded.
+    let got = take(&mut r, o4);
+    assert_eq!(header_of(&got).dest, out_ids[6]);
+    assert_eq!(got.len(), HEADER_LEN);
+    assert_eq!(feed(&mut r, h0, &long[HEADER_LEN + 10..]), 90);
+    assert!(
+        take(&mut r, o4).is_empty(),
+        "the cut packet's rest is dropped"
+    );
+    // Later packets for host 3's processes go to host 4, from any inside host, and
+    // RESUME-like PROTOACKs (negative count, index in pk_reserved) pass untouched.
+    let mut ack = PacketRepr::control(PacketType::ProtoAck, in_ids[2], in_ids[5]);
+    ack.count = -1;
+    ack.reserved = 41;
+    feed(&mut r, h1, &ack.emit());
+    let got = header_of(&take(&mut r, o4));
+    assert_eq!(
+        (got.ty, got.count, got.reserved),
+        (PacketType::ProtoAck, -1, 41)
+    );
+    assert_eq!((got.src, got.dest), (out_ids[2], out_ids[5]));
+    // Host 4 may send for client 1's processes to any process of the cluster, even
+    // one this relay does not stand for outside (process 4 is trunk 2's).
+    let mut p = data_packet(out_ids[5], out_ids[4], 3).emit().to_vec();
+    p.extend_from_slice(b"abc");
+    feed(&mut r, o4, &p);
+    let got = take(&mut r, h2);
+    assert_eq!(header_of(&got).dest, in_ids[4]);
+    assert_eq!(&got[HEADER_LEN..], b"abc");
+    // FINI: host 3 counts as done both ways.
+    let fini = PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI).emit();
+    for &h in &[h0, h1, h2] {
+        feed(&mut r, h, &fini);
+    }
+    assert_eq!(take(&mut r, o4), fini);
+    feed(&mut r, o4, &fini);
+    for &h in &[h0, h1, h2] {
+        assert_eq!(take(&mut r, h), fini);
+    }
+    while r.poll_event().is_some() {}
+    assert!(r.is_done());
+    assert_eq!(r.broken(), None);
+}
+
+#[test]
+fn losing_a_survivable_jobs_last_relay_host_or_a_cut_packet_ends_it() {
+    // Host 3 dies, then host 4, the last of client 1: the job cannot finish.
+    let (mut r, c, _, _) = survivable_net();
+    r.on_close(c[3], Some("read failed (reset)".into()));
+    dropped(&mut r, c[3]);
+    assert_eq!(r.broken(), None);
+    r.on_close(c[4], None);
+    let why = dropped(&mut r, c[4]);
+    assert_eq!(r.broken(), Some(why.as_str()));
+    // A relay host dying in the middle of a packet to an inside host: that inside
+    // connection's stream is cut, which ends the job.
+    let (mut r, c, _, out_ids) = survivable_net();
+    let mut p = data_packet(out_ids[5], out_ids[0], 100).emit().to_vec();
+    p.extend([1u8; 20]);
+    feed(&mut r, c[3], &p);
+    take(&mut r, c[0]);
+    r.on_close(c[3], None);
+    dropped(&mut r, c[3]);
+    let why = dropped(&mut r, c[0]);
+    assert!(why.contains("a packet to it was cut off"), "{why}");
+    assert_eq!(r.broken(), Some(why.as_str()));
+    // An inside host's loss stays fatal.
+    let (mut r, c, _, _) = survivable_net();
+    r.on_close(c[1], None);
+    let why = dropped(&mut r, c[1]);
+    assert_eq!(r.broken(), Some(why.as_str()));
+}
