@@ -16,6 +16,7 @@ use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, Proc, HE
 use crossmpi_impi::wire::tables::GlobalTables;
 use crossmpi_impi::wire::tables::Version;
 use crossmpi_impi_relay::secure::{JobKey, Role, SecureChannel, ENCRYPT_MAJOR, VERSION};
+use crossmpi_impi_relay::survive::SURVIVE_MAJOR;
 use crossmpi_impi_relay::topology::proc_ids;
 use crossmpi_impi_relay::trunk::{trunk_of, TrunkMode, SOURCE_TRUNK_MAJOR};
 use std::collections::BTreeSet;
@@ -573,4 +574,150 @@ fn a_tampered_record_ends_the_encrypting_relay_and_the_job() {
     );
     closed_not_timed_out(inside.join().unwrap(), "client 1");
     assert!(server_thread.join().unwrap().is_err(), "the job failed");
+}
+
+/// Writes packet `p` (with `data`) on `s`.
+fn send(s: &mut TcpStream, p: &PacketRepr, data: &[u8]) {
+    s.write_all(&p.emit()).unwrap();
+    s.write_all(data).unwrap();
+}
+
+/// Reads the next packet on `s`.
+fn recv(s: &mut TcpStream) -> (PacketRepr, Vec<u8>) {
+    let mut h = [0u8; HEADER_LEN];
+    s.read_exact(&mut h).unwrap();
+    let p = PacketRepr::parse(&PacketHeader::new_checked(&h[..]).unwrap(), 8 << 20).unwrap();
+    let mut data = vec![0u8; p.data_len as usize];
+    s.read_exact(&mut data).unwrap();
+    (p, data)
+}
+
+/// A PROTOACK of the survival protocol: `count` -1 asks for a resend (RESUME), -2
+/// answers one; `reserved` carries the receive count.
+fn protoack(src: Proc, dest: Proc, count: i64, reserved: u64) -> PacketRepr {
+    let mut p = PacketRepr::control(PacketType::ProtoAck, src, dest);
+    (p.count, p.reserved) = (count, reserved);
+    p
+}
+
+#[test]
+fn a_dead_relay_host_is_survived_and_its_processes_reached_through_another() {
+    // Client 0 poses as a cluster behind 2 relays marked survivable (its 2 hosts, one
+    // process each, are "relays"); client 1 (2 hosts) is behind one real relay, which
+    // is outside host 2 and dials both. Both are crossmpi: the job is survivable.
+    // After a first exchange, client 0's host 1 closes its connection before FINI, as
+    // a relay that dies. The real relay goes on: what client 1 sends to process 1 then
+    // reaches host 0, the survival PROTOACKs pass untouched both ways, and the job
+    // ends cleanly with every party succeeding.
+    let (server, server_thread) = start_server(2);
+    let (relay_addr, relay) = start_relay(1, server, 1 << 16);
+    let c1 = Cluster::new(1, 2, false);
+    let inside = std::thread::spawn(move || {
+        let (tables, client, agent) = startup(&c1, relay_addr).unwrap();
+        let conns = dance(&c1, &tables).unwrap();
+        (tables, client, agent, conns)
+    });
+    let mut c0 = Cluster::new(0, 2, false);
+    c0.marks.push(Version {
+        major: SURVIVE_MAJOR,
+        minor: 2,
+    });
+    let (out_tables, mut client0, mut agent0) = startup(&c0, server).unwrap();
+    let conns0 = dance(&c0, &out_tables).unwrap();
+    let order: Vec<(usize, u32)> = conns0.iter().map(|(k, peer, _)| (*k, *peer)).collect();
+    assert_eq!(
+        order,
+        [(0, 2), (1, 2)],
+        "the relay (outside host 2) dials both"
+    );
+    let mut hosts0: Vec<TcpStream> = conns0.into_iter().map(|(_, _, s)| s).collect();
+    let (in_tables, mut client1, mut agent1, conns1) = inside.join().unwrap();
+    let mut hosts1: Vec<TcpStream> = conns1.into_iter().map(|(_, _, s)| s).collect();
+    for s in hosts0.iter().chain(&hosts1) {
+        s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    }
+    let (outs, ins) = (proc_ids(&out_tables), proc_ids(&in_tables));
+    let data = |s: usize, d: usize, index: u64| {
+        let body = payload(s as u32, d as u32, 0);
+        let mut p = packet(ins[s], ins[d], s as u32, d as u32, body.len());
+        p.reserved = index;
+        (p, body)
+    };
+    // First exchange: packet 1 of every pair, each way, through the relay.
+    for (k, h) in hosts1.iter_mut().enumerate() {
+        for d in 0..2 {
+            let (p, body) = data(2 + k, d, 1);
+            send(h, &p, &body);
+        }
+    }
+    for (k, h) in hosts0.iter_mut().enumerate() {
+        for d in 2..4 {
+            let (mut p, body) = data(k, d, 1);
+            (p.src, p.dest) = (outs[k], outs[d]);
+            send(h, &p, &body);
+        }
+        for s in 2..4 {
+            let (p, body) = recv(h);
+            assert_eq!(
+                (p.src, p.dest, p.reserved, body.len()),
+                (outs[s], outs[k], 1, payload(s as u32, k as u32, 0).len())
+            );
+        }
+    }
+    for (k, h) in hosts1.iter_mut().enumerate() {
+        for s in 0..2 {
+            let (p, _) = recv(h);
+            assert_eq!((p.src, p.dest, p.reserved), (ins[s], ins[2 + k], 1));
+        }
+    }
+    // Host 1's relay dies. Host 0 now carries process 1's traffic: RESUME (count 1
+    // received) and its packet 2 to each of client 1's processes.
+    drop(hosts0.remove(1));
+    let h0 = &mut hosts0[0];
+    for d in 2..4 {
+        send(h0, &protoack(outs[1], outs[d], -1, 1), &[]);
+        let (mut p, body) = data(1, d, 2);
+        (p.src, p.dest) = (outs[1], outs[d]);
+        send(h0, &p, &body);
+    }
+    // Client 1 answers the RESUME and sends packet 2 to process 1: both reach host 0.
+    for (k, h) in hosts1.iter_mut().enumerate() {
+        let (p, _) = recv(h);
+        assert_eq!((p.ty, p.count, p.reserved), (PacketType::ProtoAck, -1, 1));
+        assert_eq!((p.src, p.dest), (ins[1], ins[2 + k]));
+        let (p, _) = recv(h);
+        assert_eq!((p.ty, p.src, p.reserved), (PacketType::Data, ins[1], 2));
+        send(h, &protoack(ins[2 + k], ins[1], -2, 2), &[]);
+        let (p, body) = data(2 + k, 1, 2);
+        send(h, &p, &body);
+        h.write_all(&fini()).unwrap();
+    }
+    // The two sources interleave; each one's packets stay in order.
+    let mut by_source = [Vec::new(), Vec::new()];
+    for _ in 0..4 {
+        let (p, body) = recv(h0);
+        let s = outs.iter().position(|q| *q == p.src).unwrap();
+        assert_eq!(p.dest, outs[1]);
+        by_source[s - 2].push((p.ty, p.count, p.reserved, body));
+    }
+    for (k, got) in by_source.into_iter().enumerate() {
+        let body = payload(2 + k as u32, 1, 0);
+        let want = vec![
+            (PacketType::ProtoAck, -2, 2, Vec::new()),
+            (PacketType::Data, 0, 2, body),
+        ];
+        assert_eq!(got, want, "from process {}", 2 + k);
+    }
+    // FINI: the dead host counts as done; every party ends cleanly.
+    assert_eq!(recv(h0).0.ty, PacketType::Fini, "the relay's FINI");
+    h0.write_all(&fini()).unwrap();
+    for h in hosts1.iter_mut() {
+        assert_eq!(recv(h).0.ty, PacketType::Fini);
+    }
+    for (client, agent) in [(&mut client0, &mut agent0), (&mut client1, &mut agent1)] {
+        client.finish().unwrap();
+        agent.write_all(&client.take_output()).unwrap();
+    }
+    relay.join().unwrap().unwrap();
+    server_thread.join().unwrap().unwrap();
 }
