@@ -590,8 +590,16 @@ fn impi_route(
         })
         .collect();
     let flow = FlowParams::from_tables(tables).map_err(|e| io_err("IMPI flow control", e))?;
-    let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow);
-    let route = ImpiRoute::new(links, link_of, tr).map_err(|e| io_err("IMPI", e))?;
+    let survivable = impi_startup::survivable(tables);
+    let relay_of = links
+        .iter()
+        .map(|l| {
+            let client = impi_startup::relay_client(tables, my_client as usize, l.host);
+            client.filter(|_| survivable)
+        })
+        .collect();
+    let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
+    let route = ImpiRoute::new(links, link_of, relay_of, tr).map_err(|e| io_err("IMPI", e))?;
     let all_crossmpi = impi_startup::all_crossmpi(tables);
     let external32 = impi_startup::external32_needed(tables, &external32_setting);
     let coll = ImpiColl {

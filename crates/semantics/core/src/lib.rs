@@ -35,10 +35,15 @@ pub use crossmpi_datatype as datatype;
 /// Ends this process after an unrecoverable transport failure; the launcher notices the
 /// exit and ends the rest of the job.
 pub fn fatal(message: &str) -> ! {
+    notice(&format!("fatal: {message}"));
+    std::process::exit(1);
+}
+
+/// Tells the user, on stderr and naming this rank, of something the job survived.
+pub fn notice(message: &str) {
     let mut rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "?".into());
     if let Ok(client) = std::env::var("CROSSMPI_IMPI_CLIENT") {
         rank = format!("{rank} of IMPI client {client}");
     }
-    eprintln!("crossmpi: rank {rank}: fatal: {message}");
-    std::process::exit(1);
+    eprintln!("crossmpi: rank {rank}: {message}");
 }

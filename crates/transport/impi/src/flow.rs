@@ -84,6 +84,20 @@ impl SendWindow {
         Ok(())
     }
 
+    /// A cumulative acknowledgement (crossmpi between its own ends when the job survives
+    /// a relay's death): of `sent` counted packets, the receiver has `acked`.
+    pub fn acknowledge_to(&mut self, sent: u64, acked: u64) -> Result<()> {
+        let unacked = sent
+            .checked_sub(acked)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| Error::Invalid {
+                what: "IMPI PROTOACK",
+                reason: format!("acknowledges {acked} packets of {sent} sent"),
+            })?;
+        self.unacked = unacked;
+        Ok(())
+    }
+
     pub fn unacked(&self) -> u32 {
         self.unacked
     }

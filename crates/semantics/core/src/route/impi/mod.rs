@@ -48,6 +48,8 @@ pub struct HostLink {
     out: OutQueue,
     sent_fini: bool,
     got_fini: bool,
+    /// Lost, and its processes taken over by another relay of their cluster.
+    dead: bool,
 }
 
 impl HostLink {
@@ -64,6 +66,7 @@ impl HostLink {
             out: OutQueue::default(),
             sent_fini: false,
             got_fini: false,
+            dead: false,
         })
     }
 
@@ -75,12 +78,16 @@ impl HostLink {
         self.out.pending()
     }
 
-    /// Writes what the socket takes; a failure ends the job.
-    fn write_out(&mut self, st: &mut State) {
-        if let Err(e) = self.out.write(&mut self.sock, st) {
-            let what = self.describe();
-            crate::fatal(&format!("{what}: {}", connection_failure("send", &e)));
-        }
+    /// Writes what the socket takes.
+    fn write_out(&mut self, st: &mut State) -> Result<(), String> {
+        self.out
+            .write(&mut self.sock, st)
+            .map_err(|e| connection_failure("send", &e))
+    }
+
+    /// True when it still has to write, or to exchange FINI.
+    fn busy(&self) -> bool {
+        !self.dead && (!self.sent_fini || !self.got_fini || !self.out.is_empty())
     }
 
     fn describe(&self) -> String {
@@ -105,6 +112,9 @@ fn connection_failure(action: &str, e: &std::io::Error) -> String {
 
 pub struct ImpiRoute {
     links: Vec<HostLink>,
+    /// Per link, when the job survives a relay's death and the link's host is a relay:
+    /// the client whose relays may take over from each other.
+    relay_of: Vec<Option<u32>>,
     /// Index into `links` of every world rank reached through IMPI.
     link_of: Vec<Option<usize>>,
     pub tr: Translator,
@@ -114,9 +124,12 @@ pub struct ImpiRoute {
 }
 
 impl ImpiRoute {
+    /// `relay_of`: per link, the client whose relays may take over from each other when
+    /// the link's host is one of them in a job that survives a relay's death (else None).
     pub fn new(
         links: Vec<HostLink>,
         link_of: Vec<Option<usize>>,
+        relay_of: Vec<Option<u32>>,
         tr: Translator,
     ) -> Result<ImpiRoute, String> {
         let epoll = crate::progress::Epoll::new().map_err(|e| e.to_string())?;
@@ -128,6 +141,7 @@ impl ImpiRoute {
         let n = link_of.len();
         Ok(ImpiRoute {
             links,
+            relay_of,
             link_of,
             tr,
             done: vec![0; n],
@@ -147,26 +161,94 @@ impl ImpiRoute {
     pub fn poll(&mut self, st: &mut State) -> bool {
         let mut any = false;
         for i in 0..self.links.len() {
+            if self.links[i].dead {
+                continue;
+            }
             match self.poll_link(i, st) {
                 Ok(progress) => any |= progress,
-                Err(reason) => crate::fatal(&format!(
-                    "{}: {reason}; the connection is dropped and the job ends",
-                    self.links[i].describe()
-                )),
+                Err(reason) => self.lose(i, &reason, st),
             }
         }
         for to in std::mem::take(&mut self.tr.acks_due) {
-            if let Some(l) = self.link_of[to as usize] {
-                let ack = self.tr.protoack(to);
-                self.links[l].queue_packet(&ack);
-            }
+            let ack = self.tr.protoack(to);
+            self.queue_to(to, &ack);
         }
-        for l in self.links.iter_mut() {
-            if !l.out.is_empty() {
-                l.write_out(st);
+        for to in std::mem::take(&mut self.tr.answers_due) {
+            let answer = self.tr.resume(to, translate::RESUME_ANSWER);
+            self.queue_to(to, &answer);
+        }
+        for (to, count) in std::mem::take(&mut self.tr.resends_due) {
+            self.resend(to, count);
+        }
+        for i in 0..self.links.len() {
+            if !self.links[i].dead && !self.links[i].out.is_empty() {
+                if let Err(reason) = self.links[i].write_out(st) {
+                    self.lose(i, &reason, st);
+                }
             }
         }
         any
+    }
+
+    fn queue_to(&mut self, to: u32, p: &PacketRepr) {
+        if let Some(l) = self.link_of[to as usize] {
+            self.links[l].queue_packet(p);
+        }
+    }
+
+    /// Queues again, after whatever the link holds, the kept packets to `to` numbered
+    /// above `count`: everything at or below `count` arrived, and anything queued ahead
+    /// that the receiver finds early comes again in this resend.
+    fn resend(&mut self, to: u32, count: u64) {
+        let (Some(l), Some(log)) = (self.link_of[to as usize], self.tr.resend.as_ref()) else {
+            return;
+        };
+        for bytes in log.kept_after(to, count) {
+            self.links[l].out.push_bytes(bytes);
+        }
+    }
+
+    /// Link `i` failed. When its host is a relay of a cluster with another live relay,
+    /// and the job survives a relay's death, that relay takes its processes over and
+    /// every remote process is asked to resend what may have been lost; otherwise the
+    /// job ends.
+    fn lose(&mut self, i: usize, reason: &str, st: &mut State) {
+        let heir = self.relay_of[i].and_then(|client| {
+            let host = self.links[i].host;
+            let mut live: Vec<usize> = (0..self.links.len())
+                .filter(|&j| j != i && !self.links[j].dead && self.relay_of[j] == Some(client))
+                .collect();
+            // The next relay after the lost one in host order, wrapping around.
+            live.sort_by_key(|&j| (self.links[j].host < host, self.links[j].host));
+            live.first().copied()
+        });
+        let Some(heir) = heir else {
+            crate::fatal(&format!(
+                "{}: {reason}; the connection is dropped and the job ends",
+                self.links[i].describe()
+            ));
+        };
+        crate::notice(&format!(
+            "{}: {reason}; {} (another relay of that cluster) takes over its processes",
+            self.links[i].describe(),
+            self.links[heir].describe()
+        ));
+        let lost = &mut self.links[i];
+        lost.dead = true;
+        lost.rx = None;
+        lost.rlen = 0;
+        let _ = lost.sock.shutdown(std::net::Shutdown::Both);
+        // Its packets are kept for resending; the frames they carried are done here.
+        lost.out.abandon(st);
+        for l in self.link_of.iter_mut().filter(|l| **l == Some(i)) {
+            *l = Some(heir);
+        }
+        for to in 0..self.link_of.len() as u32 {
+            if self.link_of[to as usize].is_some() {
+                let ask = self.tr.resume(to, translate::RESUME);
+                self.queue_to(to, &ask);
+            }
+        }
     }
 
     fn poll_link(&mut self, i: usize, st: &mut State) -> Result<bool, String> {
@@ -208,14 +290,18 @@ impl ImpiRoute {
                 if have == len {
                     match self.tr.arrive(&p, data)? {
                         Arrival::Frame { from, head } => st.on_frame(from, &head, data),
-                        Arrival::Nothing => {}
+                        Arrival::Nothing | Arrival::Dropped => {}
                         Arrival::Fini => link.got_fini = true,
                     }
                     at += HEADER_LEN + len;
                     continue;
                 }
-                if p.ty == PacketType::DataSync && u64::from(p.data_len) < p.msglen {
-                    // A long message's first piece waits whole for its receive.
+                let first_piece = p.ty == PacketType::DataSync && u64::from(p.data_len) < p.msglen;
+                if first_piece || self.tr.resend.is_some() {
+                    // A long message's first piece waits whole for its receive; so does
+                    // every packet when packets may come again after a relay's death
+                    // (only a whole packet is counted as arrived, so a resend restarts
+                    // one cut off with its connection).
                     if link.rbuf.len() < HEADER_LEN + len {
                         link.rbuf.resize(HEADER_LEN + len, 0);
                     }
@@ -270,15 +356,17 @@ impl ImpiRoute {
             }
             if let Some(o) = next {
                 let link = &mut self.links[l];
-                link.queue_packet(&o.packet);
-                queue_payload(
-                    st,
-                    &front.payload,
-                    front.on_written,
-                    o.offset,
-                    o.len,
-                    &mut link.out,
-                );
+                let source = PayloadSource::of(st, &front.payload, front.on_written);
+                if let Some(log) = self.tr.resend.as_mut() {
+                    // Kept whole for a resend: the send buffer may be gone by then.
+                    let mut bytes = o.packet.emit().to_vec();
+                    source.append(o.offset, o.len, &mut bytes);
+                    link.out.push_bytes(&bytes);
+                    log.keep(to, o.packet.reserved, bytes);
+                } else {
+                    link.queue_packet(&o.packet);
+                    source.queue(o.offset, o.len, &mut link.out);
+                }
                 self.done[w] += o.len;
                 let more = matches!(frame, Frame::Data { .. })
                     && self.done[w] < self.tr.streamed_len(payload_len);
@@ -299,22 +387,23 @@ impl ImpiRoute {
                 self.links[l].out.push_written(req);
             }
         }
-        self.links[l].write_out(st);
+        if let Err(reason) = self.links[l].write_out(st) {
+            self.lose(l, &reason, st);
+        }
     }
 
     /// Sends FINI on every connection (once), after everything queued.
     pub fn send_fini(&mut self) {
-        for l in self.links.iter_mut().filter(|l| !l.sent_fini) {
+        for l in self.links.iter_mut().filter(|l| !l.sent_fini && !l.dead) {
             l.queue_packet(&Translator::fini());
             l.sent_fini = true;
         }
     }
 
-    /// True once every connection has sent and received FINI and has nothing to write.
+    /// True once every connection not lost has sent and received FINI and has nothing
+    /// to write.
     pub fn finished(&self) -> bool {
-        self.links
-            .iter()
-            .all(|l| l.sent_fini && l.got_fini && l.out.is_empty())
+        !self.links.iter().any(HostLink::busy)
     }
 }
 
@@ -375,38 +464,83 @@ fn read_into_sink(sock: &mut TcpStream, rx: &mut RxPayload, st: &State) -> Resul
     Ok(n)
 }
 
-/// Queues bytes [offset, offset + len) of a frame's data: the frame's own payload, or,
-/// for a rendezvous request (which has none), the send request's data. Large dense
-/// ranges are written from the send buffer itself, the rest is copied (packed).
-fn queue_payload(
-    st: &State,
-    payload: &Payload,
-    on_written: Option<crate::request::ReqId>,
-    offset: u64,
-    len: u64,
-    out: &mut OutQueue,
-) {
-    if len == 0 {
-        return;
+/// Where a frame's data is: the frame's own payload, or, for a rendezvous request
+/// (which has none), the send request's data.
+enum PayloadSource<'a> {
+    Bytes(&'a [u8]),
+    Send {
+        st: &'a State,
+        req: crate::request::ReqId,
+        base: u64,
+    },
+    Nothing,
+}
+
+impl<'a> PayloadSource<'a> {
+    fn of(
+        st: &'a State,
+        payload: &'a Payload,
+        on_written: Option<crate::request::ReqId>,
+    ) -> PayloadSource<'a> {
+        match payload {
+            Payload::Owned(v) => PayloadSource::Bytes(v),
+            Payload::Send { req, offset, .. } => PayloadSource::Send {
+                st,
+                req: *req,
+                base: *offset,
+            },
+            Payload::None => match on_written {
+                Some(req) => PayloadSource::Send { st, req, base: 0 },
+                None => PayloadSource::Nothing,
+            },
+        }
     }
-    let (req, base) = match payload {
-        Payload::Owned(v) => {
-            out.push_bytes(&v[offset as usize..(offset + len) as usize]);
+
+    fn send_buffer(st: &State, req: crate::request::ReqId) -> Option<&crate::request::SendOp> {
+        match st.requests.get(req).map(|r| &r.kind) {
+            Some(ReqKind::Send(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Queues bytes [offset, offset + len): large dense ranges are written from the send
+    /// buffer itself, the rest is copied (packed).
+    fn queue(&self, offset: u64, len: u64, out: &mut OutQueue) {
+        if len == 0 {
             return;
         }
-        Payload::Send { req, offset: o, .. } => (*req, *o),
-        Payload::None => match on_written {
-            Some(req) => (req, 0),
-            None => return,
-        },
-    };
-    if let Some(ReqKind::Send(s)) = st.requests.get(req).map(|r| &r.kind) {
-        if len >= outq::BY_REFERENCE && s.buf.is_contiguous() {
-            out.push_send(req, base + offset, len);
-        } else {
-            let mut packed = vec![0u8; len as usize];
-            s.buf.pack_into(base + offset, &mut packed);
-            out.push_bytes(&packed);
+        match *self {
+            PayloadSource::Bytes(v) => out.push_bytes(&v[offset as usize..(offset + len) as usize]),
+            PayloadSource::Send { st, req, base } => {
+                let Some(s) = Self::send_buffer(st, req) else {
+                    return;
+                };
+                if len >= outq::BY_REFERENCE && s.buf.is_contiguous() {
+                    out.push_send(req, base + offset, len);
+                } else {
+                    let mut packed = vec![0u8; len as usize];
+                    s.buf.pack_into(base + offset, &mut packed);
+                    out.push_bytes(&packed);
+                }
+            }
+            PayloadSource::Nothing => {}
+        }
+    }
+
+    /// Appends a copy of bytes [offset, offset + len) to `into`.
+    fn append(&self, offset: u64, len: u64, into: &mut Vec<u8>) {
+        match *self {
+            PayloadSource::Bytes(v) => {
+                into.extend_from_slice(&v[offset as usize..(offset + len) as usize]);
+            }
+            PayloadSource::Send { st, req, base } => {
+                if let Some(s) = Self::send_buffer(st, req) {
+                    let at = into.len();
+                    into.resize(at + len as usize, 0);
+                    s.buf.pack_into(base + offset, &mut into[at..]);
+                }
+            }
+            PayloadSource::Nothing => {}
         }
     }
 }

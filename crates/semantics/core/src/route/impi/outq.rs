@@ -75,6 +75,17 @@ impl OutQueue {
         self.segs.push_back(Segment::Written(req));
     }
 
+    /// Drops everything queued (its connection is lost), reporting the frames in it
+    /// as written: their packets are kept elsewhere for a resend.
+    pub fn abandon(&mut self, st: &mut State) {
+        for seg in self.segs.drain(..) {
+            if let Segment::Written(req) = seg {
+                st.frame_written(req);
+            }
+        }
+        self.pending = 0;
+    }
+
     /// Writes what the socket takes, reporting finished frames to `st`.
     pub fn write(&mut self, sock: &mut impl Write, st: &mut State) -> std::io::Result<()> {
         loop {

@@ -74,6 +74,32 @@ pub fn host_towards(tables: &GlobalTables, me: u32, to: u32, holder: u32) -> u32
     tables.first_host(theirs) + (index * k / n) as u32
 }
 
+/// The version entry (major "CXRS", minor K) that the relays of a cluster with K >= 2
+/// trunks add to their own client's list, outside and inside: each of them can take
+/// over the processes of another that dies (docs/impi-relay.md, "Surviving a relay's
+/// death").
+pub const SURVIVAL_MAJOR: u32 = 0x4358_5253;
+
+fn lists_survival(c: &ClientInfo) -> bool {
+    c.versions.iter().any(|v| v.major == SURVIVAL_MAJOR)
+}
+
+/// True when the job survives a relay's death: every client is crossmpi (so both ends
+/// number, keep and resend packets) and some cluster's relays carry the mark.
+pub fn survivable(tables: &GlobalTables) -> bool {
+    all_crossmpi(tables) && tables.clients.iter().any(lists_survival)
+}
+
+/// The client whose relays may take over from each other when `host` is one of them, as
+/// client `mine` sees it: every host of a marked client is one of its relays (seen from
+/// outside), and when `mine` is marked every host of another client is one of its own
+/// relays (seen from inside, a virtual host).
+pub fn relay_client(tables: &GlobalTables, mine: usize, host: u32) -> Option<u32> {
+    let client = (0..tables.clients.len()).rfind(|&c| tables.first_host(c) <= host)?;
+    let marked = |c: usize| lists_survival(&tables.clients[c]);
+    (client != mine && (marked(client) || marked(mine))).then_some(client as u32)
+}
+
 /// Whether user data must cross in external32: unless every client is crossmpi with
 /// this client's representation, or `CROSSMPI_IMPI_EXTERNAL32=always` asks for it.
 pub fn external32_needed(tables: &GlobalTables, setting: &str) -> bool {

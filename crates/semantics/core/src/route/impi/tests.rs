@@ -30,9 +30,16 @@ fn setup() -> (ImpiRoute, State, TcpStream) {
     let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let (mine, addr) = listener.accept().unwrap();
     let procs = vec![proc_(1, 10), proc_(2, 20), proc_(2, 21)];
-    let tr = Translator::new(0, procs, &[1, 2], MAX, FlowParams::new(2, 4).unwrap());
+    let tr = Translator::new(
+        0,
+        procs,
+        &[1, 2],
+        MAX,
+        FlowParams::new(2, 4).unwrap(),
+        false,
+    );
     let link = HostLink::new(1, addr, mine).unwrap();
-    let route = ImpiRoute::new(vec![link], vec![None, Some(0), Some(0)], tr).unwrap();
+    let route = ImpiRoute::new(vec![link], vec![None, Some(0), Some(0)], vec![None], tr).unwrap();
     let peers = vec![
         Peer::new(Route::Local, 1 << 20),
         Peer::new(Route::Impi, u64::MAX / 2),
@@ -161,4 +168,117 @@ fn a_reset_connection_reads_as_a_close() {
     }
     let said = super::connection_failure("send", &Error::from(ErrorKind::PermissionDenied));
     assert!(said.starts_with("send failed: "), "{said}");
+}
+
+/// Polls `route` until a whole packet header waits on `far`.
+fn poll_until_readable(route: &mut ImpiRoute, st: &mut State, far: &mut TcpStream) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    far.set_nonblocking(true).unwrap();
+    let mut head = [0u8; HEADER_LEN];
+    while !far.peek(&mut head).is_ok_and(|n| n == HEADER_LEN) {
+        assert!(Instant::now() < deadline, "nothing arrived within 5 s");
+        route.poll(st);
+    }
+    far.set_nonblocking(false).unwrap();
+}
+
+/// World rank 0 reaches world ranks 1 and 2 (another cluster) through two relays, hosts
+/// 1 and 2, that may take over from each other: rank 1 through relay 1, rank 2 through
+/// relay 2. Returns the route, the state and the far ends of both relays' connections.
+fn two_relays() -> (ImpiRoute, State, TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut links = Vec::new();
+    let mut far = Vec::new();
+    for host in 1..3 {
+        let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mine, addr) = listener.accept().unwrap();
+        peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        links.push(HostLink::new(host, addr, mine).unwrap());
+        far.push(peer);
+    }
+    let procs = vec![proc_(1, 10), proc_(2, 20), proc_(3, 30)];
+    let tr = Translator::new(0, procs, &[1, 2], MAX, FlowParams::new(2, 4).unwrap(), true);
+    let route = ImpiRoute::new(links, vec![None, Some(0), Some(1)], vec![Some(1); 2], tr).unwrap();
+    let peers = vec![
+        Peer::new(Route::Local, 1 << 20),
+        Peer::new(Route::Impi, u64::MAX / 2),
+        Peer::new(Route::Impi, u64::MAX / 2),
+    ];
+    let mut st = State::new(0, peers, 1 << 20);
+    st.impi_eager = MAX as u64;
+    let second = far.pop().unwrap();
+    (route, st, far.pop().unwrap(), second)
+}
+
+#[test]
+fn a_lost_relay_is_taken_over_and_nothing_is_lost() {
+    let (mut route, mut st, relay1, mut relay2) = two_relays();
+    let env = Envelope {
+        context: 0,
+        src: 0,
+        tag: 9,
+    };
+    let msg = *b"kept";
+    let req = st.start_send(
+        userbuf::bytes(msg.as_ptr() as usize, 4),
+        1,
+        env,
+        SendMode::Standard,
+    );
+    route.flush(&mut st, 1);
+    // The packet went to relay 1, which dies with it unread.
+    drop(relay1);
+    drive(&mut route, &mut st, |st| st.is_done(req));
+    poll_until_readable(&mut route, &mut st, &mut relay2);
+    // Relay 2 now carries rank 1's traffic: both remote ranks are asked to resend after
+    // what arrived from them (nothing).
+    let mut asks = Vec::new();
+    for _ in 0..2 {
+        let (ask, _) = read_packet(&mut relay2);
+        assert_eq!(
+            (ask.ty, ask.count, ask.reserved),
+            (PacketType::ProtoAck, -1, 0)
+        );
+        asks.push(ask.dest);
+    }
+    asks.sort();
+    assert_eq!(asks, vec![proc_(2, 20), proc_(3, 30)]);
+    // Rank 1 answers that it has none of ours: the kept packet comes again, numbered 1.
+    let mut answer = PacketRepr::control(PacketType::ProtoAck, proc_(2, 20), proc_(1, 10));
+    answer.count = -2;
+    relay2.write_all(&answer.emit()).unwrap();
+    poll_until_readable(&mut route, &mut st, &mut relay2);
+    let (again, body) = read_packet(&mut relay2);
+    assert_eq!(
+        (again.ty, again.dest, again.reserved),
+        (PacketType::Data, proc_(2, 20), 1)
+    );
+    assert_eq!(body, b"kept");
+    // Rank 1's packets arrive through relay 2 now; one it sent again is a duplicate.
+    let mut got = [0u8; 4];
+    let r = st.start_recv(userbuf::bytes(got.as_mut_ptr() as usize, 4), 0, 1, 5);
+    let mut wire = Vec::new();
+    for (number, bytes) in [(1, b"one!"), (1, b"dup!"), (2, b"two!")] {
+        let mut p = data(proc_(2, 20), 1, 0, bytes);
+        p[120..128].copy_from_slice(&(number as u64).to_be_bytes());
+        wire.extend(p);
+    }
+    relay2.write_all(&wire).unwrap();
+    drive(&mut route, &mut st, |st| st.is_done(r));
+    assert_eq!(&got, b"one!");
+    let mut got = [0u8; 4];
+    let r = st.start_recv(userbuf::bytes(got.as_mut_ptr() as usize, 4), 0, 1, 5);
+    drive(&mut route, &mut st, |st| st.is_done(r));
+    assert_eq!(&got, b"two!");
+    // The lost link needs no FINI.
+    route.send_fini();
+    let mut fini = PacketRepr::control(PacketType::Fini, Proc::FINI, Proc::FINI);
+    fini.count = 0;
+    relay2.write_all(&fini.emit()).unwrap();
+    drive(&mut route, &mut st, |_| true);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !route.finished() {
+        assert!(Instant::now() < deadline, "not finished within 5 s");
+        route.poll(&mut st);
+    }
 }

@@ -17,9 +17,12 @@
 //! else a synchronous eager one. Continuation packets carry no offset: the receiver
 //! counts them in order (one TCP connection per host pair keeps them ordered).
 
+pub mod resend;
+
 use crate::header::{Envelope, Frame, Head};
 use crossmpi_impi::flow::{FlowParams, RecvCounter, SendWindow};
 use crossmpi_impi::wire::packet::{PacketRepr, PacketType, Proc};
+use resend::{Accept, ResendLog};
 use std::collections::{HashMap, HashSet};
 
 /// What an arriving packet means for the protocol state.
@@ -31,7 +34,16 @@ pub enum Arrival {
     Nothing,
     /// The peer host sent FINI: it sends nothing more on this connection.
     Fini,
+    /// A numbered packet already handled, or ahead of one lost with a relay: its data is
+    /// read and dropped.
+    Dropped,
 }
+
+/// `pk_count` of a PROTOACK that asks its receiver to resend (a path of the sender's
+/// was lost): everything after the carried count, and to answer with its own count.
+pub const RESUME: i64 = -1;
+/// `pk_count` of the answer to a `RESUME`: resend everything after the carried count.
+pub const RESUME_ANSWER: i64 = -2;
 
 /// One packet to write: its header and the range of the frame's payload it carries.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,17 +77,25 @@ pub struct Translator {
     long_in: HashMap<(u32, u64), LongIn>,
     /// World ranks owed a PROTOACK.
     pub acks_due: Vec<u32>,
+    /// Numbering and copies of packets, when the job survives a relay's death.
+    pub resend: Option<ResendLog>,
+    /// Resends asked for: (world rank, its count of our packets).
+    pub resends_due: Vec<(u32, u64)>,
+    /// World ranks owed an answer to their `RESUME`.
+    pub answers_due: Vec<u32>,
 }
 
 impl Translator {
     /// `procs`: the IMPI process identity of every world rank; `remote`: the world ranks
-    /// reached through IMPI.
+    /// reached through IMPI; `survivable`: the job survives a relay's death (packets are
+    /// numbered and kept, see `resend`).
     pub fn new(
         me: u32,
         procs: Vec<Proc>,
         remote: &[u32],
         max_data: u32,
         flow: FlowParams,
+        survivable: bool,
     ) -> Translator {
         let world_of = procs
             .iter()
@@ -97,6 +117,9 @@ impl Translator {
             first_pieces: HashMap::new(),
             long_in: HashMap::new(),
             acks_due: Vec::new(),
+            resend: survivable.then(ResendLog::default),
+            resends_due: Vec::new(),
+            answers_due: Vec::new(),
         }
     }
 
@@ -157,7 +180,7 @@ impl Translator {
                 return None;
             }
         }
-        let out = match *frame {
+        let mut out = match *frame {
             Frame::Eager { env, msg, len, .. } => {
                 let mut p = self.data_packet(ty, to, &env, len);
                 p.srqid = msg;
@@ -221,6 +244,9 @@ impl Translator {
             }
             Frame::Fin { .. } | Frame::Credit => return None,
         };
+        if let Some(log) = self.resend.as_mut() {
+            out.packet.reserved = log.number(to);
+        }
         if let Some(w) = self.windows.get_mut(&to) {
             // `can_send` was checked above, so this cannot fail.
             let _ = w.on_sent(ty);
@@ -245,9 +271,22 @@ impl Translator {
         piece
     }
 
-    /// A PROTOACK to `to`, which never waits for the window.
+    /// A PROTOACK to `to`, which never waits for the window; when packets are numbered
+    /// it carries how many of `to`'s arrived in order.
     pub fn protoack(&mut self, to: u32) -> PacketRepr {
-        self.packet(PacketType::ProtoAck, to)
+        let mut p = self.packet(PacketType::ProtoAck, to);
+        if let Some(log) = self.resend.as_ref() {
+            p.reserved = log.received(to);
+        }
+        p
+    }
+
+    /// A PROTOACK asking `to` to resend after our count (`RESUME`), or answering its ask
+    /// (`RESUME_ANSWER`).
+    pub fn resume(&mut self, to: u32, kind: i64) -> PacketRepr {
+        let mut p = self.protoack(to);
+        p.count = kind;
+        p
     }
 
     /// A FINI packet for a host connection (LAM/MPI's form: both ends `Proc::FINI`).
@@ -276,6 +315,11 @@ impl Translator {
             .counters
             .get_mut(&from)
             .ok_or_else(|| format!("{:?} packet from world rank {from}, not an IMPI peer", p.ty))?;
+        if let Some(log) = self.resend.as_mut() {
+            if p.ty.counts_for_flow_control() && log.accept(from, p.reserved)? != Accept::Next {
+                return Ok(Arrival::Dropped);
+            }
+        }
         if counter.on_received(p.ty) {
             self.acks_due.push(from);
         }
@@ -289,9 +333,7 @@ impl Translator {
         let len = u64::from(p.data_len);
         let frame = match p.ty {
             PacketType::ProtoAck => {
-                if let Some(w) = self.windows.get_mut(&from) {
-                    w.on_protoack().map_err(|e| e.to_string())?;
-                }
+                self.on_protoack(from, p)?;
                 return Ok(Arrival::Nothing);
             }
             PacketType::Data | PacketType::DataSync if len == p.msglen => Frame::Eager {
@@ -361,6 +403,27 @@ impl Translator {
             from,
             head: Head::new(frame),
         })
+    }
+
+    /// A PROTOACK from `from`: IMPI's (`ackmark` more packets arrived), or, when packets
+    /// are numbered, the count that arrived in order, maybe asking for a resend.
+    fn on_protoack(&mut self, from: u32, p: &PacketRepr) -> Result<(), String> {
+        let Some(w) = self.windows.get_mut(&from) else {
+            return Ok(());
+        };
+        let Some(log) = self.resend.as_mut() else {
+            return w.on_protoack().map_err(|e| e.to_string());
+        };
+        let acked = log.confirmed(from, p.reserved)?;
+        w.acknowledge_to(log.sent(from), acked)
+            .map_err(|e| e.to_string())?;
+        if p.count == RESUME || p.count == RESUME_ANSWER {
+            self.resends_due.push((from, p.reserved));
+        }
+        if p.count == RESUME {
+            self.answers_due.push(from);
+        }
+        Ok(())
     }
 }
 

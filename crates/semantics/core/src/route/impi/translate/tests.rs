@@ -16,11 +16,15 @@ fn proc_(i: u8) -> Proc {
 }
 
 fn pair(ackmark: u32, hiwater: u32) -> (Translator, Translator) {
+    translators(ackmark, hiwater, false)
+}
+
+fn translators(ackmark: u32, hiwater: u32, survivable: bool) -> (Translator, Translator) {
     let procs = vec![proc_(1), proc_(2)];
     let flow = FlowParams::new(ackmark, hiwater).unwrap();
     (
-        Translator::new(0, procs.clone(), &[1], MAX, flow),
-        Translator::new(1, procs, &[0], MAX, flow),
+        Translator::new(0, procs.clone(), &[1], MAX, flow, survivable),
+        Translator::new(1, procs, &[0], MAX, flow, survivable),
     )
 }
 
@@ -209,6 +213,50 @@ fn the_window_closes_at_hiwater_and_protoacks_reopen_it() {
     // A PROTOACK beyond what is unacknowledged (1 packet) is a protocol error.
     let ack = b.protoack(0);
     assert!(a.arrive(&ack, &[]).unwrap_err().contains("PROTOACK"));
+}
+
+#[test]
+fn numbered_packets_survive_a_lost_path() {
+    let (mut a, mut b) = translators(2, 4, true);
+    let frame = |msg| Frame::Eager {
+        env: env(),
+        msg,
+        len: 1,
+        sync: false,
+    };
+    let sent: Vec<Outbound> = (0..4).flat_map(|m| packets(&mut a, frame(m), 1)).collect();
+    let numbers: Vec<u64> = sent.iter().map(|o| o.packet.reserved).collect();
+    assert_eq!(numbers, vec![1, 2, 3, 4]);
+    // Packet 2 is lost with a relay: 3 and 4 arrive early and are dropped, unacknowledged.
+    assert!(matches!(arrive(&mut b, &sent[0]), Arrival::Frame { .. }));
+    assert_eq!(arrive(&mut b, &sent[2]), Arrival::Dropped);
+    assert_eq!(arrive(&mut b, &sent[3]), Arrival::Dropped);
+    assert!(b.acks_due.is_empty(), "dropped packets do not count");
+    let mut blocked = false;
+    assert!(a.next_packet(1, &frame(9), 1, 0, &mut blocked).is_none() && blocked);
+    // The receiver asks for a resend after its count (1); the sender resends 2..4 and
+    // answers with its own count of the receiver's packets (none).
+    let ask = b.resume(0, RESUME);
+    assert_eq!((ask.reserved, ask.count), (1, RESUME));
+    assert_eq!(a.arrive(&ask, &[]).unwrap(), Arrival::Nothing);
+    assert_eq!(a.resends_due, vec![(1, 1)]);
+    assert_eq!(a.answers_due, vec![1]);
+    for o in &sent[1..] {
+        assert!(matches!(arrive(&mut b, o), Arrival::Frame { .. }));
+    }
+    assert_eq!(arrive(&mut b, &sent[1]), Arrival::Dropped, "a duplicate");
+    // PROTOACKs carry the cumulative count and reopen the window however many were lost.
+    assert_eq!(b.acks_due, vec![0, 0]);
+    let ack = b.protoack(0);
+    assert_eq!(ack.reserved, 4);
+    assert_eq!(a.arrive(&ack, &[]).unwrap(), Arrival::Nothing);
+    assert!(a.next_packet(1, &frame(9), 1, 0, &mut blocked).is_some());
+    let mut late = b.protoack(0);
+    late.reserved = 6;
+    assert!(a
+        .arrive(&late, &[])
+        .unwrap_err()
+        .contains("only 5 were sent"));
 }
 
 #[test]

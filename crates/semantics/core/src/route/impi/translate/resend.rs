@@ -1,0 +1,145 @@
+//! The ends' half of surviving a relay's death (docs/impi-relay.md, "Surviving a relay's
+//! death"): in a job whose clusters sit behind trunked relays, a relay that dies takes
+//! the packets it held with it, and IMPI's sender has forgotten them (TCP acknowledged
+//! them to the relay). So every packet that counts for flow control is numbered per
+//! direction of a process pair (in `pk_reserved`) and kept by its sender until the
+//! receiver's PROTOACK, which then carries the receiver's cumulative count, covers it;
+//! after a path changes, the receiver's count says where to resend from, and numbers at
+//! or below it are duplicates. IMPI's window (hiwater packets unacknowledged) bounds what
+//! is kept. Sans-IO: the route supplies the packets' bytes and writes the resends.
+
+use std::collections::{HashMap, VecDeque};
+
+/// What to do with an arriving numbered packet.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Accept {
+    /// The next packet of its stream: handle it.
+    Next,
+    /// Already handled (a resend overlapping what arrived): drop it.
+    Duplicate,
+    /// Beyond the next: an earlier one was lost with a relay, and the resend that the
+    /// loss triggers brings this one again after it, so drop it for now.
+    Early,
+}
+
+/// Both directions of the stream with one remote process.
+#[derive(Default)]
+struct Stream {
+    /// Numbered packets sent (the last number given).
+    sent: u64,
+    /// How many of them the receiver has confirmed.
+    acked: u64,
+    /// Copies of the unconfirmed ones, oldest first, with their numbers.
+    kept: VecDeque<(u64, Vec<u8>)>,
+    /// Numbered packets received in order from it.
+    received: u64,
+}
+
+#[derive(Default)]
+pub struct ResendLog {
+    streams: HashMap<u32, Stream>,
+}
+
+impl ResendLog {
+    fn stream(&mut self, peer: u32) -> &mut Stream {
+        self.streams.entry(peer).or_default()
+    }
+
+    /// The number of the next packet to `to`.
+    pub fn number(&mut self, to: u32) -> u64 {
+        let s = self.stream(to);
+        s.sent += 1;
+        s.sent
+    }
+
+    /// Keeps the bytes (header and data) of packet `number` to `to` until confirmed.
+    pub fn keep(&mut self, to: u32, number: u64, bytes: Vec<u8>) {
+        self.stream(to).kept.push_back((number, bytes));
+    }
+
+    pub fn sent(&self, to: u32) -> u64 {
+        self.streams.get(&to).map_or(0, |s| s.sent)
+    }
+
+    pub fn received(&self, from: u32) -> u64 {
+        self.streams.get(&from).map_or(0, |s| s.received)
+    }
+
+    /// `peer` has received `count` of our packets in order: forgets their copies and
+    /// returns how many are now confirmed. A count above what was sent breaks the rule.
+    pub fn confirmed(&mut self, peer: u32, count: u64) -> Result<u64, String> {
+        let s = self.stream(peer);
+        if count > s.sent {
+            return Err(format!(
+                "PROTOACK confirms {count} packets, but only {} were sent",
+                s.sent
+            ));
+        }
+        s.acked = s.acked.max(count);
+        while s.kept.front().is_some_and(|(n, _)| *n <= s.acked) {
+            s.kept.pop_front();
+        }
+        Ok(s.acked)
+    }
+
+    /// Classifies numbered packet `number` from `from`, counting it when it is the next.
+    pub fn accept(&mut self, from: u32, number: u64) -> Result<Accept, String> {
+        if number == 0 {
+            return Err("numbered packet without a number (pk_reserved 0)".into());
+        }
+        let s = self.stream(from);
+        Ok(if number == s.received + 1 {
+            s.received = number;
+            Accept::Next
+        } else if number <= s.received {
+            Accept::Duplicate
+        } else {
+            Accept::Early
+        })
+    }
+
+    /// The kept packets to `to` numbered above `count`, oldest first.
+    pub fn kept_after(&self, to: u32, count: u64) -> impl Iterator<Item = &[u8]> {
+        self.streams
+            .get(&to)
+            .into_iter()
+            .flat_map(|s| s.kept.iter())
+            .filter(move |(n, _)| *n > count)
+            .map(|(_, b)| b.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_live_until_confirmed() {
+        let mut log = ResendLog::default();
+        for _ in 0..4 {
+            let n = log.number(7);
+            log.keep(7, n, vec![n as u8]);
+        }
+        assert_eq!(log.confirmed(7, 2), Ok(2));
+        let left: Vec<&[u8]> = log.kept_after(7, 0).collect();
+        assert_eq!(left, vec![&[3u8][..], &[4u8][..]]);
+        assert_eq!(log.kept_after(7, 3).count(), 1);
+        assert_eq!(log.confirmed(7, 1), Ok(2), "an older count changes nothing");
+        assert!(log.confirmed(7, 5).is_err(), "more than was sent");
+        assert_eq!(log.kept_after(8, 0).count(), 0);
+    }
+
+    #[test]
+    fn the_receiver_takes_each_number_once_and_in_order() {
+        let mut log = ResendLog::default();
+        assert_eq!(log.accept(3, 1), Ok(Accept::Next));
+        assert_eq!(log.accept(3, 3), Ok(Accept::Early));
+        assert_eq!(log.accept(3, 2), Ok(Accept::Next));
+        assert_eq!(log.accept(3, 2), Ok(Accept::Duplicate));
+        assert_eq!(log.accept(3, 1), Ok(Accept::Duplicate));
+        assert_eq!(log.accept(3, 3), Ok(Accept::Next));
+        assert_eq!(log.received(3), 3);
+        assert_eq!(log.received(4), 0);
+        assert!(log.accept(3, 0).is_err());
+    }
+}
