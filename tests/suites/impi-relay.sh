@@ -8,9 +8,12 @@
 # x1e, x2e). Every party must exit 0 and the program must
 # print "OK <name>"; encrypting relays must say that they encrypt.
 # Then relay death: a loop of collectives (crates/daemons/impi-relay/tests/c) through
-# relays, one relay SIGKILLed mid-job (PC-GC and PC-PC, 1 relay, encrypted, 2 trunks):
-# every other party must exit non-zero within 10 s, both clusters naming a closed
-# connection, and no rank may be left running.
+# relays, one relay SIGKILLed mid-job. A relay that cannot be survived (the only one
+# of its cluster, encrypted or not, or trunk 0, which holds the agent's and the
+# server's connections; or trunk 1 with CROSSMPI_RELAY_SURVIVE=0): every other party
+# must exit non-zero within 10 s, both clusters naming a closed connection, and no
+# rank may be left running. Trunk 1 of 2 (PC-GC and PC-PC, destination and source
+# mode, encrypted): the job survives and finishes, every other party exiting 0.
 # The lab test (lab/tests/test_impi_relay.py) runs the same through NAT and firewalls.
 #
 #   tests/suites/impi-relay.sh PREFIX
@@ -121,25 +124,34 @@ one_job() {
   report "$rc" "$name $n0+$n1 $mode x$trunks"
 }
 
+# kill_mid_job PROGRAM N0 N1 MODE TRUNKS VICTIM SECONDS: starts the collective loop
+# PROGRAM (SECONDS at most) as start_job does, waits until rank 0 has finished a round,
+# then kills relay VICTIM (RANK.k: client RANK's trunk k) with SIGKILL; sets the
+# caller's `dead` (its pid), `t0` (the time of the kill, ns) and `rc` (1 if the job did
+# not start).
+kill_mid_job() {
+  local victim=$6
+  start_job "$1" "$2" "$3" "$4" "$5" "$7"
+  for _ in $(seq 600); do grep -q RUNNING "$w/c0.out" && break; sleep 0.1; done
+  grep -q RUNNING "$w/c0.out" || { echo "    the job did not start"; rc=1; }
+  dead=${relay_pids[$victim]}
+  kill -KILL "$dead"
+  t0=$(date +%s%N)
+  { wait "$dead"; } 2>/dev/null # (without bash's "Killed" notice)
+}
+
 # kill_job N0 N1 MODE TRUNKS VICTIM: the collective loop runs (60 s at most) until
 # rank 0 has finished a round, then relay VICTIM (RANK.k: client RANK's trunk k) is
 # killed with SIGKILL. Every other party must then exit, non-zero, within
 # KILL_DEADLINE seconds, each cluster's output naming a connection that closed, and no
-# rank may be left running. Survival of a relay's death is not built (docs/impi-relay.md,
-# Limits): the job must end, not hang.
+# rank may be left running: the job must end, not hang.
 KILL_DEADLINE=10
 kill_job() {
   local n0=$1 n1=$2 mode=$3 trunks=$4 victim=$5 w pids=() mpiruns=() server rc=0 p t0 left
   relay_pids=()
-  local prog="$build/collective_loop"
+  local prog="$build/collective_loop" dead
   w=$(mktemp -d)
-  start_job "$prog" "$n0" "$n1" "$mode" "$trunks" 60
-  for _ in $(seq 600); do grep -q RUNNING "$w/c0.out" && break; sleep 0.1; done
-  grep -q RUNNING "$w/c0.out" || { echo "    the job did not start"; rc=1; }
-  local dead=${relay_pids[$victim]}
-  kill -KILL "$dead"
-  t0=$(date +%s%N)
-  { wait "$dead"; } 2>/dev/null # (without bash's "Killed" notice)
+  kill_mid_job "$prog" "$n0" "$n1" "$mode" "$trunks" "$victim" 60
   local others=("$server")
   for p in "${pids[@]}"; do [ "$p" != "$dead" ] && others+=("$p"); done
   while :; do
@@ -169,6 +181,29 @@ kill_job() {
   report "$rc" "relay death: $n0+$n1 $mode x$trunks, killed relay $victim" ": every party ended in $ms ms"
 }
 
+# survive_job N0 N1 MODE TRUNKS VICTIM: as kill_job, but VICTIM is a trunk k >= 1 of a
+# cluster with 2 or more relays, and both ends are crossmpi: the job survives
+# (docs/impi-relay.md, "Surviving a relay's death"). The loop runs SURVIVE_SECONDS
+# and checks every round's sum; every party but the killed relay must exit 0, the
+# loop must print OK, and the ranks must say which relay took over.
+SURVIVE_SECONDS=4
+survive_job() {
+  local n0=$1 n1=$2 mode=$3 trunks=$4 victim=$5 w pids=() mpiruns=() server rc=0 p t0
+  relay_pids=()
+  local prog="$build/collective_loop" dead
+  w=$(mktemp -d)
+  kill_mid_job "$prog" "$n0" "$n1" "$mode" "$trunks" "$victim" "$SURVIVE_SECONDS"
+  for p in "${pids[@]}"; do
+    [ "$p" = "$dead" ] && continue
+    wait "$p" || { echo "    pid $p exited non-zero"; rc=1; }
+  done
+  wait "$server" || { echo "    the IMPI server exited non-zero"; rc=1; }
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  grep -q "^OK collective_loop" "$w/c0.out" || { echo "    no OK from the loop"; rc=1; }
+  grep -qs "takes over" "$w"/c0.out "$w"/c1.out "$w"/relay*.err || { echo "    nobody named the relay taking over"; rc=1; }
+  report "$rc" "relay death survived: $n0+$n1 $mode x$trunks, killed relay $victim" ": the job finished $ms ms after the kill"
+}
+
 declare -A relay_pids=()
 passed=0 failed=0
 for run in "${runs[@]}"; do
@@ -185,12 +220,17 @@ for run in "${runs[@]}"; do
     done
   done
 done
-# Relay death (SIGKILL mid-job): one relay per private cluster, encrypted, and trunks.
+# Relay death (SIGKILL mid-job): the deaths that end the job, then those it survives.
 "$prefix/bin/mpicc" -O1 -o "$build/collective_loop" "$root/crates/daemons/impi-relay/tests/c/collective_loop.c" ||
   failed=$((failed + 1))
-for kill in "2 2 pcgc 1 1.0" "2 2 pcpc 1 0.0" "2 2 pcpc 1e 1.0" "2 2 pcgc 2 1.1" "2 2 pcpc 2 0.1" "2 2 pcpc 2 1.0"; do
+for kill in "2 2 pcgc 1 1.0" "2 2 pcpc 1 0.0" "2 2 pcpc 1e 1.0" "2 2 pcgc 2 1.0" "2 2 pcpc 2 1.0"; do
   # shellcheck disable=SC2086
   if kill_job $kill 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+if CROSSMPI_RELAY_SURVIVE=0 kill_job 2 2 pcpc 2 0.1 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+for kill in "2 2 pcgc 2 1.1" "2 2 pcpc 2 0.1" "2 2 pcpc 2 1.1" "2 2 pcgc 2s 1.1" "2 2 pcpc 2s 0.1" "2 2 pcpc 2e 0.1"; do
+  # shellcheck disable=SC2086
+  if survive_job $kill 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
