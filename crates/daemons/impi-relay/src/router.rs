@@ -169,6 +169,8 @@ struct Conn {
     /// Sources waiting for this connection to take their packet.
     waiters: Vec<ConnId>,
     sent_fini: bool,
+    /// Its packets are passed on only once whole ([`Topology::whole_packets_from`]).
+    whole: bool,
 }
 
 pub fn describe(link: Link) -> String {
@@ -251,15 +253,16 @@ impl Router {
         self.conns.len() - 1
     }
 
-    fn conn(&self, rx: Rx, link: Option<Link>) -> Conn {
+    fn conn(&self, rx: Rx) -> Conn {
         Conn {
-            link,
+            link: None,
             rx,
             inb: Buf::new(self.cfg.read_ahead),
             out: Buf::new(self.cfg.send_buffer),
             owner: None,
             waiters: Vec::new(),
             sent_fini: false,
+            whole: false,
         }
     }
 
@@ -270,13 +273,24 @@ impl Router {
             return None;
         }
         self.handshakes += 1;
-        let c = self.conn(Rx::Handshake(at), None);
+        let c = self.conn(Rx::Handshake(at));
         Some(self.add(c))
+    }
+
+    /// `c` is on `link`: when its packets are passed on only once whole
+    /// ([`Topology::whole_packets_from`]), its read-ahead takes a whole packet.
+    fn set_link(&self, c: &mut Conn, link: Link) {
+        c.link = Some(link);
+        c.whole = self.topo.whole_packets_from(link);
+        if c.whole {
+            c.inb.bound = c.inb.bound.max(HEADER_LEN + self.topo.max_data as usize);
+        }
     }
 
     /// A connection the relay opened as `dial` says; its handshake is queued.
     pub fn dialed(&mut self, dial: &Dial) -> ConnId {
-        let mut c = self.conn(Rx::Header, Some(dial.link));
+        let mut c = self.conn(Rx::Header);
+        self.set_link(&mut c, dial.link);
         c.out.push(
             &HostHandshake {
                 host_rank: dial.handshake,
@@ -299,6 +313,12 @@ impl Router {
     pub fn read_buf(&mut self, conn: ConnId) -> Option<&mut [u8]> {
         let c = self.conns.get(conn)?.as_ref()?;
         match c.rx {
+            // A packet passed on only once whole: read until it is.
+            Rx::Held { data, .. } if Self::incomplete(c, data) => {
+                let c = self.conns.get_mut(conn)?.as_mut()?;
+                let room = c.inb.room();
+                (room > 0).then(|| c.inb.spare(room))
+            }
             Rx::Held { .. } => None,
             Rx::Payload { to, left } if c.inb.len() == 0 => {
                 let dest = self.conns.get_mut(to)?.as_mut()?;
@@ -480,8 +500,18 @@ impl Router {
     /// while outside host `heir` of its client lives: the job goes on. `heir` now holds
     /// its processes ([`Topology::lose_host`]), what was queued for it is forgotten and
     /// what was streaming into it discarded (the ends resend what was lost), and it
-    /// counts as having exchanged FINI both ways.
-    fn survive(&mut self, conn: ConnId, c: Conn, link: Link, heir: u32, reason: String) {
+    /// counts as having exchanged FINI both ways. A packet it was streaming is in
+    /// whole ([`Topology::whole_packets_from`]): its rest goes on, beyond the bound.
+    fn survive(&mut self, conn: ConnId, mut c: Conn, link: Link, heir: u32, reason: String) {
+        if let Rx::Payload { to, left } = c.rx {
+            if let Some(rest) = c.inb.data().get(..left as usize) {
+                if let Some(dest) = self.conns.get_mut(to).and_then(Option::as_mut) {
+                    dest.out.push(rest);
+                }
+                c.rx = Rx::Header;
+                self.release(to);
+            }
+        }
         self.by_link.remove(&link);
         self.finished.insert(link);
         self.fini_got.insert(link);
@@ -522,6 +552,12 @@ impl Router {
                 self.drop_link(to, dest, dest_link, why);
             }
         }
+    }
+
+    /// Whether `c`, holding a header with `data` bytes to follow, must wait for more
+    /// of them: its packets are passed on only once whole, and this one is not in yet.
+    fn incomplete(c: &Conn, data: u32) -> bool {
+        c.whole && c.inb.len() < HEADER_LEN + data as usize
     }
 
     /// Lets `to`'s next waiting source start its packet.
@@ -578,7 +614,7 @@ impl Router {
                         return Err(format!("{} is connected already", describe(link)));
                     }
                     c.inb.consume(HANDSHAKE_LEN);
-                    c.link = Some(link);
+                    self.set_link(c, link);
                     c.rx = Rx::Header;
                     self.handshakes -= 1;
                     self.register(link, s);
@@ -622,6 +658,9 @@ impl Router {
                             Rx::Header
                         };
                         continue;
+                    }
+                    if Self::incomplete(c, data) {
+                        return Ok(());
                     }
                     let Some(&d) = self.by_link.get(&to) else {
                         self.awaiting_link.push(s);

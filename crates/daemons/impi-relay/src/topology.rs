@@ -330,6 +330,20 @@ impl Topology {
             .unwrap_or(host)
     }
 
+    /// Whether packets from `link` are passed on only once whole: in a survivable job,
+    /// those from a relay host, which may die in the middle of one. Cut-through, the
+    /// rest of that packet would be missing in the stream of the inside connection it
+    /// was going to, and that connection would have to be dropped, ending the job.
+    pub fn whole_packets_from(&self, link: Link) -> bool {
+        match link {
+            Link::Outside { host } => {
+                self.survivable
+                    && self.relay_client[self.outside_host_client[host as usize] as usize]
+            }
+            Link::Inside { .. } => false,
+        }
+    }
+
     /// `link` with an outside host that died replaced by the host holding its
     /// processes.
     pub fn live(&self, link: Link) -> Link {
