@@ -6,8 +6,8 @@
 use crossmpi_impi::wire::addr::HostAddr;
 use crossmpi_impi::wire::Limits;
 use crossmpi_impi_relay::rewrite::RelayPlace;
-use crossmpi_impi_relay::trunk::{TrunkAddrs, TrunkMode};
 use crossmpi_impi_relay::startup::{StartupEvent, StartupRelay};
+use crossmpi_impi_relay::trunk::{TrunkAddrs, TrunkMode};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
             global_port: 4000,
             private: HostAddr([10; 16]),
         }],
-    mode: TrunkMode::Destination,
+        mode: TrunkMode::Destination,
         encrypt: false,
         survive: true,
     };
