@@ -21,10 +21,17 @@ clusters).
   MiB) PC-GC with 2 and 4 trunks and PC-PC with 4+2 (both modes), whose bytes, counted on every
   front-end's WAN interface, spread over the front-ends that run a relay (each at least
   half its fair share) and not over the others.
-- A relay's death: a job running a loop of collectives through relays (PC-GC and PC-PC,
-  1 and 2 trunks) whose relay process is killed (SIGKILL, by PID) mid-job ends: every
-  other process exits non-zero within 10 s, each cluster's output names a connection
-  that closed, and no rank is left running. (Surviving a relay's death is not built.)
+- A relay's death it cannot survive: a job running a loop of collectives through
+  relays (PC-GC and PC-PC with 1 trunk, and PC-PC with 2 trunks losing trunk 0, which
+  also carries the server's and the agent's connections) whose relay process is
+  killed (SIGKILL, by PID) mid-job ends: every other process exits non-zero within
+  10 s, each cluster's output names a connection that closed, and no rank is left
+  running.
+- A relay's death it survives: with 2 trunks (PC-GC, PC-PC, destination and source
+  mode), trunk 1 killed while the ranks exchange 256 KiB per pair in rounds of
+  all-to-all (lab/tests/c/exchange_loop.c, every byte checked): the job finishes, every
+  process but the dead relay exits 0, the program prints its OK line, and the ranks of
+  the cluster that lost the relay say which relay took over.
 
 The relay's added latency is measured by crates/daemons/impi-relay/bench/relayjob.py
 (docs/impi-relay.md). About 3 minutes on 2 cores. Needs root and crossmpi installed in
@@ -232,15 +239,28 @@ def test_traffic_spreads_over_the_trunks(pair, crossbw, trunk_jobs):
             assert b < total / 100, f"{c}: a front-end without a relay carried bytes: {moved}"
 
 
-# A relay's death mid-job: (clusters, the relay process killed), on the trunk lab.
+# A relay's death mid-job that ends the job: (clusters, the relay process killed), on
+# the trunk lab.
 KILLS = {
     "pcgc-1": ([("p", 4, 1), ("g", 4, 0)], "relay 0"),
     "pcpc-1": ([("p", 4, 1), ("q", 4, 1)], "relay 1"),
-    "pcgc-2": ([("p", 4, 2), ("g", 4, 0)], "relay 0.1"),
-    "pcpc-2-trunk1": ([("p", 4, 2), ("q", 4, 2)], "relay 0.1"),
     "pcpc-2-trunk0": ([("p", 4, 2), ("q", 4, 2)], "relay 1"),
 }
 KILL_DEADLINE_S = 10
+
+# A relay's death mid-job that the job survives: (clusters, trunk mode, the relay
+# process killed).
+SURVIVED_KILLS = {
+    "pcgc-2": ([("p", 4, 2), ("g", 4, 0)], "destination", "relay 0.1"),
+    "pcpc-2": ([("p", 4, 2), ("q", 4, 2)], "destination", "relay 0.1"),
+    "pcpc-2-src": ([("p", 4, 2), ("q", 4, 2)], "source", "relay 1.1"),
+}
+
+
+@pytest.fixture(scope="module")
+def exchange_loop(tmp_path_factory):
+    src = os.path.join(ROOT, "lab", "tests", "c", "exchange_loop.c")
+    return build(str(tmp_path_factory.mktemp("survive-bin")), src)
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +314,31 @@ def test_a_killed_relay_ends_the_job(case, collective_loop, trunk_jobs):
     assert not left, f"ranks left running: {left}\n{job.describe()}"
     print(f"{case}: killed {victim_name}; the last party ended "
           f"{max(p.ended for p in job.procs if p is not victim) - killed:.2f} s later")
+
+
+@pytest.mark.parametrize("case", SURVIVED_KILLS)
+def test_a_killed_trunk_is_survived(case, exchange_loop, trunk_jobs):
+    """SIGKILL trunk 1 of a 2-trunk cluster while every rank exchanges 256 KiB with every
+    other in rounds of all-to-all (every byte checked by the program): the ends resend
+    what the dead relay held through the other trunk, so the job finishes."""
+    clusters, mode, victim_name = SURVIVED_KILLS[case]
+    job = start_relayed(trunk_jobs, clusters, [exchange_loop, "6"], timeout=RUN_TIMEOUT, trunk_mode=mode)
+    try:
+        first = next(p for p in job.procs if p.name == "cluster 0")
+        started = wait_for_line(first.out_path, "RUNNING", 60)
+        time.sleep(0.5)
+        victim = next(p for p in job.procs if p.name == victim_name)
+        os.kill(victim.popen.pid, signal.SIGKILL)
+    finally:
+        trunk_jobs._finish(job, RUN_TIMEOUT)
+    assert started, f"the job did not get past its first round\n{job.describe()}"
+    assert not job.timed_out, job.describe()
+    for p in job.procs:
+        if p is victim:
+            assert p.rc == -signal.SIGKILL, job.describe()
+        else:
+            assert p.rc == 0, f"{p.name} failed after trunk 1's death\n{job.describe()}"
+    assert re.search(r"^OK exchange_loop \d+ rounds$", first.out, re.M), job.describe()
+    lost = int(victim_name.split()[1].split(".")[0])
+    heir = next(p for p in job.procs if p.name == f"cluster {lost}")
+    assert "takes over its processes" in heir.out + heir.err, job.describe()
