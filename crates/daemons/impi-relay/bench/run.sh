@@ -26,9 +26,9 @@
 #
 # | variable           | default                        | why                                             |
 # | BENCH_REPEAT       | 5                              | runs per cell; the tables show medians          |
-# | BENCH_PARTS        | latency bandwidth trunks delays| which of (a) (b) (c) (d) to run                 |
+# | BENCH_PARTS        | latency bandwidth trunks delays | which of (a) (b) (c) (d) to run                 |
 # | BENCH_BUDGET       | 0.3                            | seconds of timed calls per wanbench size        |
-# | BENCH_BW_MBIT      | 1000                           | shaped WAN of (b): at 400 a 4 MiB cell takes 40 s|
+# | BENCH_BW_MBIT      | 1000                           | shaped WAN of (b); at 400 a 4 MiB cell takes 40 s |
 # | BENCH_FE_MBIT      | 100                            | front-end NICs of (c) (d): the bottleneck       |
 # | BENCH_WAN_MBIT     | 400                            | WAN of (c) (d): four front-ends fill it         |
 # | BENCH_DELAYS       | 0 2 5 10                       | one-way WAN delays (ms) of (d)                  |
