@@ -106,18 +106,21 @@ CASES = [
 ]
 
 
+def wanbench_results(jobs, clusters, wanbench, bench, budget=0.3, env=None, timeout=300, trunk_mode="destination",
+                     key=None):
+    """bench/impi/wanbench.c `bench` (latency or bandwidth) as one relayed job:
+    {bytes: value} from its RESULT lines; RuntimeError when the job fails."""
+    job = run_relayed(jobs, clusters, [wanbench, str(budget), bench], env=env, timeout=timeout,
+                      trunk_mode=trunk_mode, key=key)
+    found = {int(b): float(v) for b, v in re.findall(rf"^RESULT {bench} (\d+) ([\d.]+)", job.stdout, re.M)}
+    if not job.ok or not found:
+        raise RuntimeError(f"wanbench {bench} failed\n{job.describe()}")
+    return found
+
+
 def latency_us(jobs, wanbench, budget=0.3):
     """0-byte half round trip (us) for every case."""
-    out = {}
-    for name, clusters in CASES:
-        job = run_relayed(jobs, clusters, [wanbench, str(budget), "latency"], timeout=300)
-        if not job.ok:
-            raise RuntimeError(f"{name} failed\n{job.describe()}")
-        m = re.search(r"^RESULT latency 0 ([\d.]+)", job.stdout, re.M)
-        if not m:
-            raise RuntimeError(f"{name}: no 0-byte latency line\n{job.describe()}")
-        out[name] = float(m.group(1))
-    return out
+    return {name: wanbench_results(jobs, clusters, wanbench, "latency", budget)[0] for name, clusters in CASES}
 
 
 def main(argv):

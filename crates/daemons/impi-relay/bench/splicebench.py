@@ -12,7 +12,6 @@ encrypted / copy. A benchmark: it asserts nothing.
 """
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "impi"))
 sys.path.insert(0, HERE)
 
 from gridjob import GridJobs, grid_lab  # noqa: E402
-from relayjob import LAB_FILE, run_relayed  # noqa: E402
+from relayjob import LAB_FILE, wanbench_results  # noqa: E402
 
 SIZES = [65536, 1048576, 4194304]
 CASES = [
@@ -37,11 +36,7 @@ CASES = [
 
 def one_run(jobs, wanbench, clusters, splice, key):
     key = int.from_bytes(os.urandom(8), "big") if key else None
-    job = run_relayed(jobs, clusters, [wanbench, "0.3", "bandwidth"], env={"CROSSMPI_RELAY_SPLICE": splice},
-                      timeout=300, key=key)
-    if not job.ok:
-        raise RuntimeError(job.describe())
-    found = {int(b): float(v) for b, v in re.findall(r"^RESULT bandwidth (\d+) ([\d.]+)", job.stdout, re.M)}
+    found = wanbench_results(jobs, clusters, wanbench, "bandwidth", env={"CROSSMPI_RELAY_SPLICE": splice}, key=key)
     return [found[s] for s in SIZES]
 
 

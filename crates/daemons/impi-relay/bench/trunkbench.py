@@ -30,15 +30,24 @@ from relayjob import run_relayed, wan_bytes  # noqa: E402
 
 TRUNKS = [1, 2, 4]
 FRONTENDS = 4
-TABLE = {
-    "kind": "grid",
-    "description": "trunk benchmark: p with 4 front-ends at 100 Mbit/s, g global, 400 Mbit/s WAN",
-    "wan": {"mbit": 400, "delay_ms": 0},
-    "cluster": [
-        {"name": "p", "addressing": "private", "hosts": 4, "frontends": FRONTENDS, "frontend_mbit": 100},
-        {"name": "g", "addressing": "global", "hosts": 4, "frontends": 1},
-    ],
-}
+
+
+def trunk_table(delay_ms=0, fe_mbit=100, wan_mbit=400, reference=False):
+    """The lab grid: p with FRONTENDS front-ends at fe_mbit, g global, a WAN of wan_mbit
+    with delay_ms one way; with `reference`, a second global cluster h of 4 hosts for
+    GC-GC jobs. Global clusters' front-ends (routers) stay unshaped, so GC-GC meets the
+    WAN as its only bottleneck."""
+    clusters = [{"name": "p", "addressing": "private", "hosts": 4, "frontends": FRONTENDS, "frontend_mbit": fe_mbit},
+                {"name": "g", "addressing": "global", "hosts": 4, "frontends": 1}]
+    if reference:
+        clusters.append({"name": "h", "addressing": "global", "hosts": 4, "frontends": 1})
+    return {
+        "kind": "grid",
+        "description": f"relay trunks: p with {FRONTENDS} front-ends at {fe_mbit} Mbit/s, "
+                       f"{wan_mbit} Mbit/s WAN, {delay_ms} ms",
+        "wan": {"mbit": wan_mbit, "delay_ms": delay_ms},
+        "cluster": clusters,
+    }
 
 
 def one_run(jobs, crossbw, trunks, mode):
@@ -65,7 +74,7 @@ def main(argv):
     subprocess.run([f"{prefix}/bin/mpicc", "-O2", "-o", crossbw, os.path.join(HERE, "crossbw.c")], check=True)
     runs = []
     name = f"tb{os.getpid() % 100000}"
-    with Lab(topology.from_table(TABLE, "trunkbench.py", name)) as lab:
+    with Lab(topology.from_table(trunk_table(), "trunkbench.py", name)) as lab:
         jobs = GridJobs(lab, prefix, work)
         for r in range(repeats):
             for k in TRUNKS:
