@@ -162,22 +162,28 @@ def series(med, part, variant, delay, bench):
     return sorted((k[5], v) for k, v in med.items() if k[:3] == (part, variant, delay) and k[4] == bench)
 
 
+def draw_sizes(ax, curves, colors, title, ylabel, legend_size=7):
+    """One log-log panel over message sizes: `curves` maps a label to its (bytes, value)
+    points, `colors` a label to its colour."""
+    for label, pts in curves.items():
+        if pts:
+            ax.plot(*zip(*pts), "o-", color=colors[label], label=label, markersize=3)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("bytes")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=legend_size)
+
+
 def plot_p2p(med, keys, out):
     delays = sorted({k[0] for k in keys})
     fig, axes = plt.subplots(2, len(delays), figsize=(4 * len(delays), 6), squeeze=False)
     for j, d in enumerate(delays):
         for i, bench in enumerate(("latency", "bandwidth")):
-            ax = axes[i][j]
-            for v in ("impi", "tcp"):
-                pts = [(max(s, 0.5), y) for s, y in series(med, "p2p", v, d, bench)]  # 0 B drawn at 0.5
-                if pts:
-                    ax.plot(*zip(*pts), "o-", color=COLORS[v], label=v, markersize=3)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_title(f"{bench}, {d} ms one-way")
-            ax.set_xlabel("bytes")
-            ax.set_ylabel("us" if bench == "latency" else "MB/s")
-            ax.legend(fontsize=7)
+            # 0 B drawn at 0.5
+            curves = {v: [(max(s, 0.5), y) for s, y in series(med, "p2p", v, d, bench)] for v in ("impi", "tcp")}
+            draw_sizes(axes[i][j], curves, COLORS, f"{bench}, {d} ms one-way", "us" if bench == "latency" else "MB/s")
     save(fig, out, "impi-p2p.png")
 
 
@@ -186,17 +192,8 @@ def plot_coll(med, keys, out):
     fig, axes = plt.subplots(len(delays), len(COLLS), figsize=(3 * len(COLLS), 3 * len(delays)), squeeze=False)
     for i, d in enumerate(delays):
         for j, c in enumerate(COLLS):
-            ax = axes[i][j]
-            for v in COLL_VARIANTS:
-                pts = [(max(s, 1), y) for s, y in series(med, "coll", v, d, c)]
-                if pts:
-                    ax.plot(*zip(*pts), "o-", color=COLORS[v], label=v, markersize=3)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_title(f"{c}, {d} ms", fontsize=9)
-            ax.set_xlabel("bytes")
-            ax.set_ylabel("us")
-            ax.legend(fontsize=6)
+            curves = {v: [(max(s, 1), y) for s, y in series(med, "coll", v, d, c)] for v in COLL_VARIANTS}
+            draw_sizes(axes[i][j], curves, COLORS, f"{c}, {d} ms", "us", legend_size=6)
     save(fig, out, "impi-coll.png")
 
 

@@ -33,19 +33,9 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 prefix=$(cd "${1:-$root/build/install}" 2>/dev/null && pwd) || { echo "$0: PREFIX '${1:-}' does not exist" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "bench/impi: needs root (crossmpi lab builds network namespaces)" >&2; exit 1; }
-out=$root/build/bench/impi
-bin=$out/bin
-mkdir -p "$bin"
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-
-# The delay line: the installed one, else the one crossmpi lab finds itself.
-[ -x "$prefix/bin/crossmpi-tapdelay" ] && export CROSSMPI_TAPDELAY=$prefix/bin/crossmpi-tapdelay
-export CROSSMPI_PREFIX=$prefix
-
-build() { # LOG COMMAND...
-  local log=$1; shift
-  "$@" >"$log" 2>&1 || echo "bench/impi: $* failed (see $log); its runs are recorded as fail" >&2
-}
+bench=impi
+# shellcheck source=bench/lib/lab.sh
+source "$root/bench/lib/lab.sh"
 build "$bin/wanbench.log" "$prefix/bin/mpicc" -O2 -Wall -o "$bin/wanbench" "$root/bench/impi/wanbench.c"
 build "$bin/wanbench-openmpi.log" mpicc.openmpi -O2 -Wall -o "$bin/wanbench-openmpi" "$root/bench/impi/wanbench.c"
 for k in ${BENCH_KERNELS:-cg fft3d isort mg wavefront}; do

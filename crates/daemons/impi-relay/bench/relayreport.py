@@ -17,7 +17,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "bench", "impi"))
 
-from report import Targets, human, plt, save  # noqa: E402  (bench/impi/report.py)
+from report import Targets, draw_sizes, human, plt, save  # noqa: E402  (bench/impi/report.py)
 
 CASES = ["GC-GC", "PC-GC", "PC-PC"]
 RELAYS = {"GC-GC": 0, "PC-GC": 1, "PC-PC": 2}  # relays on the path: the raw rows' `trunks` of (a) and (b)
@@ -191,16 +191,9 @@ def plot_curves(curves, title, ylabel, name, out):
     """curves: {panel title: {case: {bytes: value}}}, one log-log panel each."""
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.8), squeeze=False)
     for ax, (panel, by_case) in zip(axes[0], curves.items()):
-        for c, pts in by_case.items():
-            xy = [(max(n, 0.5), v) for n, v in sorted(pts.items()) if v is not None]  # 0 B drawn at 0.5
-            if xy:
-                ax.plot(*zip(*xy), "o-", color=COLORS[c], label=c, markersize=3)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"{title}, {panel}", fontsize=9)
-        ax.set_xlabel("bytes")
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
+        # 0 B drawn at 0.5
+        points = {c: [(max(n, 0.5), v) for n, v in sorted(pts.items()) if v is not None] for c, pts in by_case.items()}
+        draw_sizes(ax, points, COLORS, f"{title}, {panel}", ylabel)
     save(fig, out, name)
 
 

@@ -42,20 +42,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 prefix=$(cd "${1:-$root/build/install}" 2>/dev/null && pwd) || { echo "$0: PREFIX '${1:-}' does not exist" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "bench/relay: needs root (crossmpi lab builds network namespaces)" >&2; exit 1; }
-out=$root/build/bench/relay
-bin=$out/bin
-mkdir -p "$bin"
+bench=relay
+# shellcheck source=bench/lib/lab.sh
+source "$root/bench/lib/lab.sh"
 started=$(date +%s)
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-
-# The delay line: the installed one, else the one crossmpi lab finds itself.
-[ -x "$prefix/bin/crossmpi-tapdelay" ] && export CROSSMPI_TAPDELAY=$prefix/bin/crossmpi-tapdelay
-export CROSSMPI_PREFIX=$prefix
-
-build() { # LOG COMMAND...
-  local log=$1; shift
-  "$@" >"$log" 2>&1 || echo "bench/relay: $* failed (see $log); its runs are recorded as fail" >&2
-}
 build "$bin/wanbench.log" "$prefix/bin/mpicc" -O2 -Wall -o "$bin/wanbench" "$root/bench/impi/wanbench.c"
 build "$bin/crossbw.log" "$prefix/bin/mpicc" -O2 -Wall -o "$bin/crossbw" "$here/crossbw.c"
 for k in ${BENCH_KERNELS:-isort fft3d}; do

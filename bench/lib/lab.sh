@@ -1,0 +1,18 @@
+# Shared by the benchmarks that run in crossmpi lab (source it with $root, $prefix and
+# $bench set, e.g. bench=impi): the output folders build/bench/$bench and its bin/, the
+# load before the run, the delay line and prefix crossmpi lab uses, and `build`.
+out=$root/build/bench/$bench
+bin=$out/bin
+mkdir -p "$bin"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# The delay line: the installed one, else the one crossmpi lab finds itself.
+[ -x "$prefix/bin/crossmpi-tapdelay" ] && export CROSSMPI_TAPDELAY=$prefix/bin/crossmpi-tapdelay
+export CROSSMPI_PREFIX=$prefix
+
+# build LOG COMMAND...: runs a build step; a failure is reported and the benchmark goes
+# on (its runs are then recorded as fail).
+build() {
+  local log=$1; shift
+  "$@" >"$log" 2>&1 || echo "bench/$bench: $* failed (see $log); its runs are recorded as fail" >&2
+}
