@@ -275,6 +275,28 @@ def wait_for_line(path, line, timeout):
     return False
 
 
+def kill_mid_job(trunk_jobs, clusters, argv, victim_name, mode="destination"):
+    """Starts the collective loop `argv` through relays, and once its first round is done
+    kills relay `victim_name` (SIGKILL, by PID). The relay is stopped for 0.3 s first,
+    so it dies with the packets sent to it unread in its sockets (one that keeps up may
+    otherwise die holding nothing to resend). Returns the finished job, the victim and
+    the time of the kill."""
+    job = start_relayed(trunk_jobs, clusters, argv, timeout=RUN_TIMEOUT, trunk_mode=mode)
+    try:
+        first = next(p for p in job.procs if p.name == "cluster 0")
+        started = wait_for_line(first.out_path, "RUNNING", 60)
+        victim = next(p for p in job.procs if p.name == victim_name)
+        os.kill(victim.popen.pid, signal.SIGSTOP)
+        time.sleep(0.3)
+        os.kill(victim.popen.pid, signal.SIGKILL)
+        killed = time.monotonic()
+    finally:
+        trunk_jobs._finish(job, RUN_TIMEOUT)
+    assert started, f"the job did not get past its first round\n{job.describe()}"
+    assert not job.timed_out, job.describe()
+    return job, victim, killed
+
+
 @pytest.mark.parametrize("case", KILLS)
 def test_a_killed_relay_ends_the_job(case, collective_loop, trunk_jobs):
     """SIGKILL one relay process while the ranks exchange collectives through the
@@ -282,17 +304,7 @@ def test_a_killed_relay_ends_the_job(case, collective_loop, trunk_jobs):
     other party must end, non-zero, within KILL_DEADLINE_S, each cluster naming a
     connection that closed, and no rank may be left running."""
     clusters, victim_name = KILLS[case]
-    job = start_relayed(trunk_jobs, clusters, [collective_loop, "60"], timeout=RUN_TIMEOUT)
-    try:
-        first = next(p for p in job.procs if p.name == "cluster 0")
-        started = wait_for_line(first.out_path, "RUNNING", 60)
-        victim = next(p for p in job.procs if p.name == victim_name)
-        os.kill(victim.popen.pid, signal.SIGKILL)
-        killed = time.monotonic()
-    finally:
-        trunk_jobs._finish(job, RUN_TIMEOUT)
-    assert started, f"the job did not get past its first round\n{job.describe()}"
-    assert not job.timed_out, job.describe()
+    job, victim, killed = kill_mid_job(trunk_jobs, clusters, [collective_loop, "60"], victim_name)
     for p in job.procs:
         if p is victim:
             assert p.rc == -signal.SIGKILL, job.describe()
@@ -318,25 +330,13 @@ def test_a_killed_trunk_is_survived(case, collective_loop, trunk_jobs):
     resend what the dead relay held through the other trunk, so the job finishes."""
     clusters, mode, victim_name = SURVIVED_KILLS[case]
     argv = [collective_loop, "6", str(32 * 1024), "alltoall"]
-    job = start_relayed(trunk_jobs, clusters, argv, timeout=RUN_TIMEOUT, trunk_mode=mode)
-    try:
-        first = next(p for p in job.procs if p.name == "cluster 0")
-        started = wait_for_line(first.out_path, "RUNNING", 60)
-        victim = next(p for p in job.procs if p.name == victim_name)
-        # Stopped first, the relay dies with the packets sent to it unread in its sockets
-        # (one that keeps up may otherwise die holding nothing to resend).
-        os.kill(victim.popen.pid, signal.SIGSTOP)
-        time.sleep(0.3)
-        os.kill(victim.popen.pid, signal.SIGKILL)
-    finally:
-        trunk_jobs._finish(job, RUN_TIMEOUT)
-    assert started, f"the job did not get past its first round\n{job.describe()}"
-    assert not job.timed_out, job.describe()
+    job, victim, _ = kill_mid_job(trunk_jobs, clusters, argv, victim_name, mode)
     for p in job.procs:
         if p is victim:
             assert p.rc == -signal.SIGKILL, job.describe()
         else:
             assert p.rc == 0, f"{p.name} failed after trunk 1's death\n{job.describe()}"
+    first = next(p for p in job.procs if p.name == "cluster 0")
     assert re.search(r"^OK collective_loop \d+ rounds$", first.out, re.M), job.describe()
     lost = int(victim_name.split()[1].split(".")[0])
     ranks = next(p for p in job.procs if p.name == f"cluster {lost}")

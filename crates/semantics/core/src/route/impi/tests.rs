@@ -24,6 +24,18 @@ fn proc_(host: u8, pid: i64) -> Proc {
     }
 }
 
+/// The protocol state of world rank 0, which reaches world ranks 1 and 2 over IMPI.
+fn three_ranks() -> State {
+    let peers = vec![
+        Peer::new(Route::Local, 1 << 20),
+        Peer::new(Route::Impi, u64::MAX / 2),
+        Peer::new(Route::Impi, u64::MAX / 2),
+    ];
+    let mut st = State::new(0, peers, 1 << 20);
+    st.impi_eager = MAX as u64;
+    st
+}
+
 /// World rank 0 is this process (its own host); world ranks 1 and 2 share the peer host.
 fn setup() -> (ImpiRoute, State, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -40,13 +52,7 @@ fn setup() -> (ImpiRoute, State, TcpStream) {
     );
     let link = HostLink::new(1, addr, mine).unwrap();
     let route = ImpiRoute::new(vec![link], vec![None, Some(0), Some(0)], vec![None], tr).unwrap();
-    let peers = vec![
-        Peer::new(Route::Local, 1 << 20),
-        Peer::new(Route::Impi, u64::MAX / 2),
-        Peer::new(Route::Impi, u64::MAX / 2),
-    ];
-    let mut st = State::new(0, peers, 1 << 20);
-    st.impi_eager = MAX as u64;
+    let st = three_ranks();
     peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     (route, st, peer)
 }
@@ -199,13 +205,7 @@ fn two_relays() -> (ImpiRoute, State, TcpStream, TcpStream) {
     let procs = vec![proc_(1, 10), proc_(2, 20), proc_(3, 30)];
     let tr = Translator::new(0, procs, &[1, 2], MAX, FlowParams::new(2, 4).unwrap(), true);
     let route = ImpiRoute::new(links, vec![None, Some(0), Some(1)], vec![Some(1); 2], tr).unwrap();
-    let peers = vec![
-        Peer::new(Route::Local, 1 << 20),
-        Peer::new(Route::Impi, u64::MAX / 2),
-        Peer::new(Route::Impi, u64::MAX / 2),
-    ];
-    let mut st = State::new(0, peers, 1 << 20);
-    st.impi_eager = MAX as u64;
+    let st = three_ranks();
     let second = far.pop().unwrap();
     (route, st, far.pop().unwrap(), second)
 }
