@@ -204,7 +204,7 @@ impl ImpiRoute {
             return;
         };
         for bytes in log.kept_after(to, count) {
-            self.links[l].out.push_bytes(bytes);
+            self.links[l].out.push_shared(bytes.clone());
         }
     }
 
@@ -359,9 +359,11 @@ impl ImpiRoute {
                 let source = PayloadSource::of(st, &front.payload, front.on_written);
                 if let Some(log) = self.tr.resend.as_mut() {
                     // Kept whole for a resend: the send buffer may be gone by then.
-                    let mut bytes = o.packet.emit().to_vec();
+                    let mut bytes = Vec::with_capacity(HEADER_LEN + o.len as usize);
+                    bytes.extend_from_slice(&o.packet.emit());
                     source.append(o.offset, o.len, &mut bytes);
-                    link.out.push_bytes(&bytes);
+                    let bytes = std::sync::Arc::new(bytes);
+                    link.out.push_shared(bytes.clone());
                     log.keep(to, o.packet.reserved, bytes);
                 } else {
                     link.queue_packet(&o.packet);

@@ -1,6 +1,7 @@
 //! What one host connection still has to write: packet headers and small payloads as
 //! bytes, large payloads as references into the send request's own buffer (written from
-//! there with `writev`, no copy), and markers that report a frame fully written to the
+//! there with `writev`, no copy), whole packets shared with the resend log (when the job
+//! survives a relay's death), and markers that report a frame fully written to the
 //! protocol state only once its last byte is on the wire, so the request (and its
 //! buffer) lives until then.
 
@@ -8,6 +9,7 @@ use crate::proto::State;
 use crate::request::{ReqId, ReqKind};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, IoSlice, Write};
+use std::sync::Arc;
 
 /// Payloads at least this long are written from the send buffer instead of copied.
 pub const BY_REFERENCE: u64 = 16 * 1024;
@@ -15,6 +17,11 @@ pub const BY_REFERENCE: u64 = 16 * 1024;
 enum Segment {
     Bytes {
         data: Vec<u8>,
+        pos: usize,
+    },
+    /// A packet whose bytes the resend log keeps too.
+    Shared {
+        data: Arc<Vec<u8>>,
         pos: usize,
     },
     /// Bytes [offset + pos, offset + len) of send request `req`'s dense buffer.
@@ -61,6 +68,11 @@ impl OutQueue {
         });
     }
 
+    pub fn push_shared(&mut self, data: Arc<Vec<u8>>) {
+        self.pending += data.len();
+        self.segs.push_back(Segment::Shared { data, pos: 0 });
+    }
+
     pub fn push_send(&mut self, req: ReqId, offset: u64, len: u64) {
         self.pending += len as usize;
         self.segs.push_back(Segment::Send {
@@ -102,6 +114,7 @@ impl OutQueue {
                 for seg in self.segs.iter().take(IOV) {
                     match seg {
                         Segment::Bytes { data, pos } => iov.push(IoSlice::new(&data[*pos..])),
+                        Segment::Shared { data, pos } => iov.push(IoSlice::new(&data[*pos..])),
                         Segment::Send {
                             req,
                             offset,
@@ -130,12 +143,8 @@ impl OutQueue {
                 return;
             };
             let left = match seg {
-                Segment::Bytes { data, pos } => {
-                    let k = n.min(data.len() - *pos);
-                    *pos += k;
-                    n -= k;
-                    data.len() - *pos
-                }
+                Segment::Bytes { data, pos } => consume(data, pos, &mut n),
+                Segment::Shared { data, pos } => consume(data, pos, &mut n),
                 Segment::Send { len, pos, .. } => {
                     let k = n.min((*len - *pos) as usize);
                     *pos += k as u64;
@@ -149,6 +158,14 @@ impl OutQueue {
             }
         }
     }
+}
+
+/// Takes up to `n` written bytes off `data` from `pos`; returns what is left of it.
+fn consume(data: &[u8], pos: &mut usize, n: &mut usize) -> usize {
+    let k = (*n).min(data.len() - *pos);
+    *pos += k;
+    *n -= k;
+    data.len() - *pos
 }
 
 /// The dense bytes of a send request's buffer (empty if the request is gone, which the

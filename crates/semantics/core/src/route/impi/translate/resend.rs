@@ -9,6 +9,7 @@
 //! is kept. Sans-IO: the route supplies the packets' bytes and writes the resends.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 /// What to do with an arriving numbered packet.
 #[derive(Debug, PartialEq, Eq)]
@@ -30,7 +31,7 @@ struct Stream {
     /// How many of them the receiver has confirmed.
     acked: u64,
     /// Copies of the unconfirmed ones, oldest first, with their numbers.
-    kept: VecDeque<(u64, Vec<u8>)>,
+    kept: VecDeque<(u64, Arc<Vec<u8>>)>,
     /// Numbered packets received in order from it.
     received: u64,
 }
@@ -53,7 +54,7 @@ impl ResendLog {
     }
 
     /// Keeps the bytes (header and data) of packet `number` to `to` until confirmed.
-    pub fn keep(&mut self, to: u32, number: u64, bytes: Vec<u8>) {
+    pub fn keep(&mut self, to: u32, number: u64, bytes: Arc<Vec<u8>>) {
         self.stream(to).kept.push_back((number, bytes));
     }
 
@@ -99,13 +100,13 @@ impl ResendLog {
     }
 
     /// The kept packets to `to` numbered above `count`, oldest first.
-    pub fn kept_after(&self, to: u32, count: u64) -> impl Iterator<Item = &[u8]> {
+    pub fn kept_after(&self, to: u32, count: u64) -> impl Iterator<Item = &Arc<Vec<u8>>> {
         self.streams
             .get(&to)
             .into_iter()
             .flat_map(|s| s.kept.iter())
             .filter(move |(n, _)| *n > count)
-            .map(|(_, b)| b.as_slice())
+            .map(|(_, b)| b)
     }
 }
 
@@ -118,10 +119,10 @@ mod tests {
         let mut log = ResendLog::default();
         for _ in 0..4 {
             let n = log.number(7);
-            log.keep(7, n, vec![n as u8]);
+            log.keep(7, n, Arc::new(vec![n as u8]));
         }
         assert_eq!(log.confirmed(7, 2), Ok(2));
-        let left: Vec<&[u8]> = log.kept_after(7, 0).collect();
+        let left: Vec<&[u8]> = log.kept_after(7, 0).map(|b| b.as_slice()).collect();
         assert_eq!(left, vec![&[3u8][..], &[4u8][..]]);
         assert_eq!(log.kept_after(7, 3).count(), 1);
         assert_eq!(log.confirmed(7, 1), Ok(2), "an older count changes nothing");
