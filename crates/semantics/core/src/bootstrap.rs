@@ -413,6 +413,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
                 me,
                 server,
                 cfg.impi_external32.clone(),
+                jc.resend_period,
             )?;
             (
                 node_of,
@@ -569,6 +570,7 @@ fn impi_route(
     me: u32,
     server: Option<ServerLink>,
     external32_setting: String,
+    resend_period: Duration,
 ) -> MpiResult<ImpiJoined> {
     let procs: Vec<Proc> = tables
         .procs()
@@ -599,7 +601,8 @@ fn impi_route(
         })
         .collect();
     let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
-    let route = ImpiRoute::new(links, link_of, relay_of, tr).map_err(|e| io_err("IMPI", e))?;
+    let route = ImpiRoute::new(links, link_of, relay_of, tr, resend_period)
+        .map_err(|e| io_err("IMPI", e))?;
     let all_crossmpi = impi_startup::all_crossmpi(tables);
     let external32 = impi_startup::external32_needed(tables, &external32_setting);
     let coll = ImpiColl {

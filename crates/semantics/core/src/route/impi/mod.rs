@@ -18,6 +18,7 @@ use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_L
 use outq::OutQueue;
 use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
 use translate::{Arrival, Translator};
 
 /// Queued bytes to one host beyond which no more packets are translated until the socket
@@ -120,6 +121,10 @@ pub struct ImpiRoute {
     pub tr: Translator,
     /// Bytes of the front frame already sent, per world rank.
     done: Vec<u64>,
+    /// When the job survives a relay's death: how often streams are checked for packets
+    /// no end has confirmed for a whole period (`CROSSMPI_IMPI_RESEND_MS`), and when next.
+    stall_period: Duration,
+    next_stall_check: Instant,
     epoll: crate::progress::Epoll,
 }
 
@@ -131,6 +136,7 @@ impl ImpiRoute {
         link_of: Vec<Option<usize>>,
         relay_of: Vec<Option<u32>>,
         tr: Translator,
+        stall_period: Duration,
     ) -> Result<ImpiRoute, String> {
         let epoll = crate::progress::Epoll::new().map_err(|e| e.to_string())?;
         for l in &links {
@@ -145,6 +151,8 @@ impl ImpiRoute {
             link_of,
             tr,
             done: vec![0; n],
+            stall_period,
+            next_stall_check: Instant::now() + stall_period,
             epoll,
         })
     }
@@ -180,6 +188,7 @@ impl ImpiRoute {
         for (to, count) in std::mem::take(&mut self.tr.resends_due) {
             self.resend(to, count);
         }
+        self.ask_stalled();
         for i in 0..self.links.len() {
             if !self.links[i].dead && !self.links[i].out.is_empty() {
                 if let Err(reason) = self.links[i].write_out(st) {
@@ -188,6 +197,24 @@ impl ImpiRoute {
             }
         }
         any
+    }
+
+    /// Once a period, asks the processes that confirmed none of our kept packets for a
+    /// whole period for their count (a `RESUME`): their answer resends what a loss that
+    /// no end saw took, and only confirms what merely waited for a slow receiver.
+    fn ask_stalled(&mut self) {
+        let Some(log) = self.tr.resend.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        if now < self.next_stall_check {
+            return;
+        }
+        self.next_stall_check = now + self.stall_period;
+        for to in log.stalled() {
+            let ask = self.tr.resume(to, translate::RESUME);
+            self.queue_to(to, &ask);
+        }
     }
 
     fn queue_to(&mut self, to: u32, p: &PacketRepr) {

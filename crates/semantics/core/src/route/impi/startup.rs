@@ -148,6 +148,10 @@ pub struct JoinConfig {
     pub hiwater: u32,
     /// How long to wait for the server and for every host connection.
     pub timeout: Duration,
+    /// In a job that survives a relay's death, how long a stream may go without any of
+    /// its kept packets confirmed before its receiver is asked for its count
+    /// (`CROSSMPI_IMPI_RESEND_MS`).
+    pub resend_period: Duration,
 }
 
 impl JoinConfig {
@@ -178,6 +182,7 @@ impl JoinConfig {
             ackmark: num("CROSSMPI_IMPI_ACKMARK", 16)?,
             hiwater: num("CROSSMPI_IMPI_HIWATER", 512)?,
             timeout,
+            resend_period: Duration::from_millis(num("CROSSMPI_IMPI_RESEND_MS", 1000)?.into()),
         }))
     }
 }
@@ -512,6 +517,7 @@ mod tests {
             ackmark: 4,
             hiwater: 8,
             timeout: Duration::from_secs(1),
+            resend_period: Duration::from_secs(1),
         }
     }
 

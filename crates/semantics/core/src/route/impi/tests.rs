@@ -51,7 +51,14 @@ fn setup() -> (ImpiRoute, State, TcpStream) {
         false,
     );
     let link = HostLink::new(1, addr, mine).unwrap();
-    let route = ImpiRoute::new(vec![link], vec![None, Some(0), Some(0)], vec![None], tr).unwrap();
+    let route = ImpiRoute::new(
+        vec![link],
+        vec![None, Some(0), Some(0)],
+        vec![None],
+        tr,
+        Duration::from_secs(1),
+    )
+    .unwrap();
     let st = three_ranks();
     peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     (route, st, peer)
@@ -190,8 +197,9 @@ fn poll_until_readable(route: &mut ImpiRoute, st: &mut State, far: &mut TcpStrea
 
 /// World rank 0 reaches world ranks 1 and 2 (another cluster) through two relays, hosts
 /// 1 and 2, that may take over from each other: rank 1 through relay 1, rank 2 through
-/// relay 2. Returns the route, the state and the far ends of both relays' connections.
-fn two_relays() -> (ImpiRoute, State, TcpStream, TcpStream) {
+/// relay 2; streams with nothing confirmed for `stall_period` are asked for their count.
+/// Returns the route, the state and the far ends of both relays' connections.
+fn two_relays(stall_period: Duration) -> (ImpiRoute, State, TcpStream, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let mut links = Vec::new();
     let mut far = Vec::new();
@@ -204,28 +212,42 @@ fn two_relays() -> (ImpiRoute, State, TcpStream, TcpStream) {
     }
     let procs = vec![proc_(1, 10), proc_(2, 20), proc_(3, 30)];
     let tr = Translator::new(0, procs, &[1, 2], MAX, FlowParams::new(2, 4).unwrap(), true);
-    let route = ImpiRoute::new(links, vec![None, Some(0), Some(1)], vec![Some(1); 2], tr).unwrap();
+    let route = ImpiRoute::new(
+        links,
+        vec![None, Some(0), Some(1)],
+        vec![Some(1); 2],
+        tr,
+        stall_period,
+    )
+    .unwrap();
     let st = three_ranks();
     let second = far.pop().unwrap();
     (route, st, far.pop().unwrap(), second)
 }
 
-#[test]
-fn a_lost_relay_is_taken_over_and_nothing_is_lost() {
-    let (mut route, mut st, relay1, mut relay2) = two_relays();
+/// Starts a standard send of `msg` (which must outlive it) to world rank 1 and lets the
+/// route take it.
+fn send_to_rank_1(route: &mut ImpiRoute, st: &mut State, msg: &[u8; 4]) -> crate::request::ReqId {
     let env = Envelope {
         context: 0,
         src: 0,
         tag: 9,
     };
-    let msg = *b"kept";
     let req = st.start_send(
         userbuf::bytes(msg.as_ptr() as usize, 4),
         1,
         env,
         SendMode::Standard,
     );
-    route.flush(&mut st, 1);
+    route.flush(st, 1);
+    req
+}
+
+#[test]
+fn a_lost_relay_is_taken_over_and_nothing_is_lost() {
+    let (mut route, mut st, relay1, mut relay2) = two_relays(Duration::from_secs(60));
+    let msg = *b"kept";
+    let req = send_to_rank_1(&mut route, &mut st, &msg);
     // The packet went to relay 1, which dies with it unread.
     drop(relay1);
     drive(&mut route, &mut st, |st| st.is_done(req));
@@ -281,4 +303,30 @@ fn a_lost_relay_is_taken_over_and_nothing_is_lost() {
         assert!(Instant::now() < deadline, "not finished within 5 s");
         route.poll(&mut st);
     }
+}
+
+#[test]
+fn a_loss_nobody_saw_is_resent_after_a_period_without_confirmation() {
+    // Relay 1 lives but swallows the packet (as a connection broken between two relays
+    // would): no end loses a connection, so only the period without confirmation shows it.
+    let (mut route, mut st, mut relay1, _relay2) = two_relays(Duration::from_millis(50));
+    let msg = *b"lost";
+    let req = send_to_rank_1(&mut route, &mut st, &msg);
+    drive(&mut route, &mut st, |st| st.is_done(req));
+    let (swallowed, _) = read_packet(&mut relay1);
+    assert_eq!((swallowed.ty, swallowed.reserved), (PacketType::Data, 1));
+    poll_until_readable(&mut route, &mut st, &mut relay1);
+    let (ask, _) = read_packet(&mut relay1);
+    assert_eq!(
+        (ask.ty, ask.dest, ask.count, ask.reserved),
+        (PacketType::ProtoAck, proc_(2, 20), -1, 0)
+    );
+    // Rank 1 has none of ours: the packet comes again.
+    let mut answer = PacketRepr::control(PacketType::ProtoAck, proc_(2, 20), proc_(1, 10));
+    answer.count = -2;
+    relay1.write_all(&answer.emit()).unwrap();
+    poll_until_readable(&mut route, &mut st, &mut relay1);
+    let (again, body) = read_packet(&mut relay1);
+    assert_eq!((again.ty, again.reserved), (PacketType::Data, 1));
+    assert_eq!(body, b"lost");
 }

@@ -34,6 +34,8 @@ struct Stream {
     kept: VecDeque<(u64, Arc<Vec<u8>>)>,
     /// Numbered packets received in order from it.
     received: u64,
+    /// `acked`, and whether copies were kept, at the last `stalled` check.
+    checked: (u64, bool),
 }
 
 #[derive(Default)]
@@ -99,6 +101,23 @@ impl ResendLog {
         })
     }
 
+    /// The processes whose oldest kept packet was already kept at the previous call and
+    /// is still not confirmed: with calls a period apart, nothing of theirs has been
+    /// confirmed for a whole period. A loss no end sees (the connection between two
+    /// relays that both live breaking) shows only this way.
+    pub fn stalled(&mut self) -> Vec<u32> {
+        let mut late = Vec::new();
+        for (&peer, s) in self.streams.iter_mut() {
+            let kept = !s.kept.is_empty();
+            if kept && s.checked == (s.acked, true) {
+                late.push(peer);
+            }
+            s.checked = (s.acked, kept);
+        }
+        late.sort_unstable();
+        late
+    }
+
     /// The kept packets to `to` numbered above `count`, oldest first.
     pub fn kept_after(&self, to: u32, count: u64) -> impl Iterator<Item = &Arc<Vec<u8>>> {
         self.streams
@@ -128,6 +147,31 @@ mod tests {
         assert_eq!(log.confirmed(7, 1), Ok(2), "an older count changes nothing");
         assert!(log.confirmed(7, 5).is_err(), "more than was sent");
         assert_eq!(log.kept_after(8, 0).count(), 0);
+    }
+
+    #[test]
+    fn a_stream_is_stalled_when_a_whole_period_confirms_nothing() {
+        let mut log = ResendLog::default();
+        let send = |log: &mut ResendLog, to| {
+            let n = log.number(to);
+            log.keep(to, n, Arc::new(vec![0]));
+        };
+        send(&mut log, 1);
+        send(&mut log, 2);
+        assert!(log.stalled().is_empty(), "kept only since this period");
+        send(&mut log, 1);
+        assert_eq!(log.confirmed(2, 1), Ok(1));
+        // Process 1 confirmed nothing for a period; process 2 has nothing kept.
+        assert_eq!(log.stalled(), vec![1]);
+        assert_eq!(log.confirmed(1, 1), Ok(1));
+        assert!(
+            log.stalled().is_empty(),
+            "a confirmation restarts the period"
+        );
+        assert_eq!(log.stalled(), vec![1]);
+        assert_eq!(log.confirmed(1, 2), Ok(2));
+        assert!(log.stalled().is_empty());
+        assert!(log.stalled().is_empty(), "nothing kept, nothing late");
     }
 
     #[test]
