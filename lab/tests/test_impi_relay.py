@@ -22,13 +22,12 @@ clusters).
   front-end's WAN interface, spread over the front-ends that run a relay (each at least
   half its fair share) and not over the others.
 - A relay's death it cannot survive: a job running a loop of collectives through
-  relays (PC-GC and PC-PC with 1 trunk, and PC-PC with 2 trunks losing trunk 0, which
-  also carries the server's and the agent's connections) whose relay process is
-  killed (SIGKILL, by PID) mid-job ends: every other process exits non-zero within
-  10 s, each cluster's output names a connection that closed, and no rank is left
-  running.
+  relays (PC-GC and PC-PC with 1 trunk) whose relay process is killed (SIGKILL, by
+  PID) mid-job ends: every other process exits non-zero within 10 s, each cluster's
+  output names a connection that closed, and no rank is left running.
 - A relay's death it survives: with 2 trunks (PC-GC, PC-PC, destination and source
-  mode), trunk 1 killed while the ranks exchange 256 KiB per pair in rounds of
+  mode), trunk 1, or trunk 0 (which also holds the cluster's connection to the IMPI
+  server), killed while the ranks exchange 256 KiB per pair in rounds of
   all-to-all (the collective loop's `alltoall` mode, every element checked): the job
   finishes, every
   process but the dead relay exits 0, the program prints its OK line, and the ranks of
@@ -245,7 +244,6 @@ def test_traffic_spreads_over_the_trunks(pair, crossbw, trunk_jobs):
 KILLS = {
     "pcgc-1": ([("p", 4, 1), ("g", 4, 0)], "relay 0"),
     "pcpc-1": ([("p", 4, 1), ("q", 4, 1)], "relay 1"),
-    "pcpc-2-trunk0": ([("p", 4, 2), ("q", 4, 2)], "relay 1"),
 }
 KILL_DEADLINE_S = 10
 
@@ -255,6 +253,8 @@ SURVIVED_KILLS = {
     "pcgc-2": ([("p", 4, 2), ("g", 4, 0)], "destination", "relay 0.1"),
     "pcpc-2": ([("p", 4, 2), ("q", 4, 2)], "destination", "relay 0.1"),
     "pcpc-2-src": ([("p", 4, 2), ("q", 4, 2)], "source", "relay 1.1"),
+    "pcgc-2-trunk0": ([("p", 4, 2), ("g", 4, 0)], "destination", "relay 0"),
+    "pcpc-2-trunk0": ([("p", 4, 2), ("q", 4, 2)], "destination", "relay 1"),
 }
 
 
@@ -325,9 +325,10 @@ def test_a_killed_relay_ends_the_job(case, collective_loop, trunk_jobs):
 
 @pytest.mark.parametrize("case", SURVIVED_KILLS)
 def test_a_killed_trunk_is_survived(case, collective_loop, trunk_jobs):
-    """SIGKILL trunk 1 of a 2-trunk cluster while every rank exchanges 256 KiB with every
-    other in rounds of all-to-all (every element checked by the program): the ends
-    resend what the dead relay held through the other trunk, so the job finishes."""
+    """SIGKILL one trunk of a 2-trunk cluster (trunk 1, or trunk 0 with the cluster's
+    connection to the IMPI server) while every rank exchanges 256 KiB with every other in
+    rounds of all-to-all (every element checked by the program): the ends resend what
+    the dead relay held through the other trunk, so the job finishes."""
     clusters, mode, victim_name = SURVIVED_KILLS[case]
     argv = [collective_loop, "6", str(32 * 1024), "alltoall"]
     job, victim, _ = kill_mid_job(trunk_jobs, clusters, argv, victim_name, mode)
@@ -335,7 +336,7 @@ def test_a_killed_trunk_is_survived(case, collective_loop, trunk_jobs):
         if p is victim:
             assert p.rc == -signal.SIGKILL, job.describe()
         else:
-            assert p.rc == 0, f"{p.name} failed after trunk 1's death\n{job.describe()}"
+            assert p.rc == 0, f"{p.name} failed after {victim_name}'s death\n{job.describe()}"
     first = next(p for p in job.procs if p.name == "cluster 0")
     assert re.search(r"^OK collective_loop \d+ rounds$", first.out, re.M), job.describe()
     lost = int(victim_name.split()[1].split(".")[0])

@@ -12,8 +12,8 @@ use crate::rewrite::CROSSMPI_MAJOR;
 use crossmpi_impi::wire::tables::GlobalTables;
 
 /// The version entry (major "CXRS", minor K) a trunked cluster's relays append to their
-/// client's IMPI_C_VERSION (crossmpi-core's IMPI route reads the same value).
-pub const SURVIVE_MAJOR: u32 = 0x4358_5253;
+/// client's IMPI_C_VERSION (the IMPI route and server read the same value).
+pub use crossmpi_impi::wire::tables::SURVIVAL_MAJOR as SURVIVE_MAJOR;
 
 /// Default of `CROSSMPI_RELAY_SURVIVE`: mark a trunked cluster survivable. Turning it
 /// off spares the ends the copy of every packet they send and the memory the copies

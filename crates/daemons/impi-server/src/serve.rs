@@ -281,6 +281,10 @@ fn report(
             ServerEvent::ClientFinished { rank } => {
                 log(opts, || format!("client {rank} sent FINI"))
             }
+            ServerEvent::ClientLeft { rank } => eprintln!(
+                "impi-server: client {rank} closed its connection before sending FINI; its relays \
+                 survive a trunk's death (its trunk 0 died), so the job goes on without it"
+            ),
             ServerEvent::JobComplete => {
                 log(opts, || "every client sent FINI".into());
                 return Some(Ok(()));

@@ -16,7 +16,7 @@ use crate::wire::label::{Extent, Label};
 use crate::wire::startup::{
     decode_auth_key, AuthMethod, AuthReply, ClientMessage, CollReply, ServerMessage, MAX_CLIENTS,
 };
-use crate::wire::tables::full_mask;
+use crate::wire::tables::{full_mask, CROSSMPI_MAJOR, SURVIVAL_MAJOR};
 use crate::wire::Limits;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -77,7 +77,13 @@ pub enum ServerEvent {
     ClientFinished {
         rank: u32,
     },
-    /// Every client sent FINI: the server exits successfully.
+    /// Client `rank`, whose relays survive a trunk's death, closed its connection before
+    /// FINI: its trunk 0 relay died, and the job goes on without it.
+    ClientLeft {
+        rank: u32,
+    },
+    /// Every client sent FINI (or left, as above, while another sent FINI): the server
+    /// exits successfully.
     JobComplete,
     /// The job cannot complete; the reason names the client.
     JobFailed {
@@ -143,6 +149,10 @@ pub struct Server {
     /// counted rather than read off the open connections).
     done: Vec<bool>,
     finished: Vec<bool>,
+    /// Clients that left before FINI in a job that survives their trunk 0's death.
+    left: Vec<bool>,
+    /// The version majors each client listed in IMPI_C_VERSION.
+    majors: Vec<Vec<u32>>,
     phase: Phase,
     events: VecDeque<ServerEvent>,
 }
@@ -179,6 +189,8 @@ impl Server {
             rounds: BTreeMap::new(),
             done: vec![false; n],
             finished: vec![false; n],
+            left: vec![false; n],
+            majors: vec![Vec::new(); n],
             phase: Phase::Joining,
             events: VecDeque::new(),
         })
@@ -289,7 +301,10 @@ impl Server {
                 }
                 format!("{} not sent DONE", missing(&|r| !self.done[r as usize]))
             }
-            Phase::Running => format!("{} not sent FINI", missing(&|r| !self.finished[r as usize])),
+            Phase::Running => format!(
+                "{} not sent FINI",
+                missing(&|r| !self.finished[r as usize] && !self.left[r as usize])
+            ),
             Phase::Complete | Phase::Failed => "nothing".into(),
         }
     }
@@ -324,6 +339,11 @@ impl Server {
             return;
         };
         match c.state {
+            ConnState::SentDone(r) if self.phase == Phase::Running && self.may_leave(r) => {
+                self.left[r as usize] = true;
+                self.events.push_back(ServerEvent::ClientLeft { rank: r });
+                self.complete_if_all_ended();
+            }
             ConnState::Joined(r) | ConnState::SentDone(r) => {
                 let what = if c.state == ConnState::Joined(r) {
                     "during startup"
@@ -335,6 +355,29 @@ impl Server {
                 ));
             }
             _ => {}
+        }
+    }
+
+    /// Whether client `r` may close its connection before FINI while the job goes on:
+    /// it is behind relays that survive a trunk's death ("CXRS" in its IMPI_C_VERSION,
+    /// so its connection is trunk 0's, which may die), and every client is crossmpi
+    /// (only crossmpi ends resend what a dead relay held).
+    fn may_leave(&self, r: u32) -> bool {
+        self.majors.iter().all(|m| m.contains(&CROSSMPI_MAJOR))
+            && self.majors[r as usize].contains(&SURVIVAL_MAJOR)
+    }
+
+    /// Completes the job once every client sent FINI or left, and one sent FINI.
+    fn complete_if_all_ended(&mut self) {
+        let ended = (0..self.finished.len()).all(|r| self.finished[r] || self.left[r]);
+        if !ended {
+            return;
+        }
+        if self.finished.iter().any(|&f| f) {
+            self.phase = Phase::Complete;
+            self.events.push_back(ServerEvent::JobComplete);
+        } else {
+            self.fail("every client closed its connection before sending FINI".into());
         }
     }
 
@@ -412,10 +455,7 @@ impl Server {
                 self.events
                     .push_back(ServerEvent::ClientFinished { rank: r });
                 self.finished[r as usize] = true;
-                if self.finished.iter().all(|&f| f) {
-                    self.phase = Phase::Complete;
-                    self.events.push_back(ServerEvent::JobComplete);
-                }
+                self.complete_if_all_ended();
                 Ok(())
             }
             (state, msg) => Err(Error::Unexpected {
@@ -569,6 +609,18 @@ impl Server {
             let Some(round) = self.rounds.remove(&label) else {
                 return Ok(());
             };
+            if label == Label::CVersion {
+                self.majors = round
+                    .parts
+                    .iter()
+                    .map(|p| {
+                        p.iter()
+                            .flat_map(|v| v.chunks_exact(8))
+                            .map(|v| u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+                            .collect()
+                    })
+                    .collect();
+            }
             let data: Vec<u8> = round.parts.into_iter().flatten().flatten().collect();
             let len = data.len();
             self.broadcast(&ServerMessage::Coll(CollReply {

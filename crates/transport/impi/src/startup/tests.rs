@@ -328,3 +328,62 @@ fn a_client_closing_after_fini_still_counts() {
     assert_eq!(s.phase(), Phase::Complete);
     assert!(events(&mut s).contains(&ServerEvent::JobComplete));
 }
+
+/// Two clients whose version lists are `lists` (after IMPI 0.0), through DONE.
+fn started_with_versions(lists: [&[(u32, u32)]; 2]) -> (Server, Vec<(ConnId, Client)>) {
+    let mut s = server(2, ServerAuth::None);
+    let cfgs = (0..2u32)
+        .map(|r| {
+            let mut info = client_info(r as u8, &[1]);
+            for &(major, minor) in lists[r as usize] {
+                info.versions
+                    .push(crate::wire::tables::Version { major, minor });
+            }
+            config(r, info, false)
+        })
+        .collect();
+    let mut clients = start(&mut s, cfgs);
+    pump(&mut s, &mut clients, 64);
+    assert_eq!(s.phase(), Phase::Running);
+    (s, clients)
+}
+
+#[test]
+fn a_client_behind_surviving_relays_may_leave_before_fini() {
+    use crate::wire::tables::{CROSSMPI_MAJOR, SURVIVAL_MAJOR};
+    let crossmpi = (CROSSMPI_MAJOR, 5);
+    // Client 0 is behind two trunks that survive a trunk's death; every client is
+    // crossmpi: its connection (trunk 0's) closing leaves the job running.
+    let (mut s, mut clients) =
+        started_with_versions([&[crossmpi, (SURVIVAL_MAJOR, 2)], &[crossmpi]]);
+    s.handle_close(clients[0].0);
+    assert_eq!(s.phase(), Phase::Running);
+    assert_eq!(s.waiting_for(), "client 1 has not sent FINI");
+    let (conn, c) = &mut clients[1];
+    c.finish().unwrap();
+    s.handle_input(*conn, &c.take_output());
+    assert_eq!(s.phase(), Phase::Complete);
+    let seen = events(&mut s);
+    assert!(
+        seen.contains(&ServerEvent::ClientLeft { rank: 0 })
+            && seen.contains(&ServerEvent::JobComplete)
+    );
+    // Every client leaving before FINI is a failure.
+    let (mut s, clients) = started_with_versions([
+        &[crossmpi, (SURVIVAL_MAJOR, 2)],
+        &[crossmpi, (SURVIVAL_MAJOR, 2)],
+    ]);
+    s.handle_close(clients[0].0);
+    s.handle_close(clients[1].0);
+    assert_eq!(s.phase(), Phase::Failed);
+    // An unmarked client, or a marked one in a job with a client that is not crossmpi,
+    // ends the job by closing early, as IMPI says.
+    for lists in [
+        [&[crossmpi][..], &[crossmpi]],
+        [&[crossmpi, (SURVIVAL_MAJOR, 2)][..], &[]],
+    ] {
+        let (mut s, clients) = started_with_versions(lists);
+        s.handle_close(clients[0].0);
+        assert_eq!(s.phase(), Phase::Failed, "{lists:?}");
+    }
+}

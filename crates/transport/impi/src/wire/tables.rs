@@ -53,6 +53,12 @@ pub struct ClientInfo {
 
 /// `IMPI_MINIMUM_TAG_UB`.
 pub const MIN_TAG_UB: i32 = 32767;
+/// The version major ("CXMP") a crossmpi client lists after IMPI 0.0.
+pub const CROSSMPI_MAJOR: u32 = 0x4358_4d50;
+/// The version major ("CXRS") the relays of a cluster with two or more trunks add to
+/// its list: each can take over the processes of another that dies (docs/impi-relay.md,
+/// "Surviving a relay's death").
+pub const SURVIVAL_MAJOR: u32 = 0x4358_5253;
 /// `IMPI_COLL_XSIZE_DEFAULT`, used where a client sends -1.
 pub const COLL_XSIZE_DEFAULT: u32 = 1024;
 /// `IMPI_COLL_MAXLINEAR_DEFAULT`, used where a client sends -1.

@@ -75,10 +75,8 @@ pub fn host_towards(tables: &GlobalTables, me: u32, to: u32, holder: u32) -> u32
 }
 
 /// The version entry (major "CXRS", minor K) that the relays of a cluster with K >= 2
-/// trunks add to their own client's list, outside and inside: each of them can take
-/// over the processes of another that dies (docs/impi-relay.md, "Surviving a relay's
-/// death").
-pub const SURVIVAL_MAJOR: u32 = 0x4358_5253;
+/// trunks add to their own client's list, outside and inside.
+pub use crossmpi_impi::wire::tables::SURVIVAL_MAJOR;
 
 fn lists_survival(c: &ClientInfo) -> bool {
     c.versions.iter().any(|v| v.major == SURVIVAL_MAJOR)
@@ -259,12 +257,17 @@ pub struct ServerLink {
     client: Client,
     sock: TcpStream,
     finishing: Arc<AtomicBool>,
+    /// The connection closed early and the job went on (see `watch_server`).
+    lost: Arc<AtomicBool>,
 }
 
 impl ServerLink {
     /// Sends FINI: every process of this cluster has finished.
     pub fn fini(mut self) -> Result<(), String> {
         self.finishing.store(true, Ordering::SeqCst);
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         self.client.finish().map_err(|e| e.to_string())?;
         self.sock
             .write_all(&self.client.take_output())
@@ -346,24 +349,45 @@ pub fn join_server(
         .cloned()
         .ok_or("startup ended without tables")?;
     let finishing = Arc::new(AtomicBool::new(false));
-    watch_server(&sock, server.to_string(), finishing.clone())?;
+    let lost = Arc::new(AtomicBool::new(false));
+    // Behind relays that survive a trunk's death, the connection is trunk 0's.
+    let may_lose = survivable(&tables) && lists_survival(&tables.clients[cfg.client as usize]);
+    let watch = ServerWatch {
+        server: server.to_string(),
+        finishing: finishing.clone(),
+        lost: may_lose.then(|| lost.clone()),
+    };
+    watch_server(&sock, watch)?;
     Ok((
         tables,
         ServerLink {
             client,
             sock,
             finishing,
+            lost,
         },
     ))
 }
 
-/// Ends this cluster's job when the server closes the connection before this client
-/// sent FINI: the server does so when another client failed or left early.
-fn watch_server(
-    sock: &TcpStream,
+/// What `watch_server` watches for.
+struct ServerWatch {
     server: String,
     finishing: Arc<AtomicBool>,
-) -> Result<(), String> {
+    /// Set when this cluster is behind relays that survive a trunk's death: the
+    /// connection is then trunk 0's, whose death the job survives (the IMPI server lets
+    /// this client go), so an early close is recorded here instead of ending the job. A
+    /// failure elsewhere still reaches this cluster through the host connections.
+    lost: Option<Arc<AtomicBool>>,
+}
+
+/// Ends this cluster's job when the server closes the connection before this client
+/// sent FINI: the server does so when another client failed or left early.
+fn watch_server(sock: &TcpStream, watch: ServerWatch) -> Result<(), String> {
+    let ServerWatch {
+        server,
+        finishing,
+        lost,
+    } = watch;
     let mut reader = sock.try_clone().map_err(|e| e.to_string())?;
     reader.set_read_timeout(None).map_err(|e| e.to_string())?;
     std::thread::Builder::new()
@@ -374,6 +398,17 @@ fn watch_server(
                 match reader.read(&mut b) {
                     Ok(n) if n > 0 => continue,
                     _ if finishing.load(Ordering::SeqCst) => return,
+                    _ if lost.is_some() => {
+                        crate::notice(&format!(
+                            "the connection to the IMPI server through {server} (this \
+                             cluster's relay trunk 0) closed; this cluster's relays survive a \
+                             trunk's death, so the job goes on without it"
+                        ));
+                        if let Some(lost) = &lost {
+                            lost.store(true, Ordering::SeqCst);
+                        }
+                        return;
+                    }
                     _ => crate::fatal(&format!(
                         "the IMPI server {server} closed its connection before this cluster \
                          finished: another cluster failed or ended early (see its output and \
