@@ -9,15 +9,13 @@ shaped and an unshaped WAN, (c) all-to-all bandwidth and kernel times vs trunk c
 as met / NOT met, and writes OUT_DIR/relay-{latency,bandwidth,trunks,delays}-summary.csv
 and OUT_DIR/relay-{latency,bandwidth,trunks,delays}.png.
 """
-import csv
 import os
-import statistics
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "bench", "impi"))
 
-from report import Targets, draw_sizes, human, plt, save  # noqa: E402  (bench/impi/report.py)
+from report import Targets, draw_sizes, human, medians, plt, save, write_csv  # noqa: E402  (bench/impi/report.py)
 
 CASES = ["GC-GC", "PC-GC", "PC-PC"]
 RELAYS = {"GC-GC": 0, "PC-GC": 1, "PC-PC": 2}  # relays on the path: the raw rows' `trunks` of (a) and (b)
@@ -35,14 +33,11 @@ BANDWIDTH_ROWS = [1024, 65536, 262144, 1 << 20, 4 << 20]
 
 
 def load(path):
-    """{(part, case, trunks, delay, wan, bench, bytes): median}; failed keys count as None."""
-    values = defaultdict(list)
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            key = (row["part"], row["case"], int(row["trunks"]), float(row["delay_ms"]), float(row["wan_mbit"]),
-                   row["bench"], int(row["bytes"]))
-            values[key] += [] if row["value"] == "fail" else [float(row["value"])]
-    return {k: statistics.median(v) if v else None for k, v in values.items()}
+    """{(part, case, trunks, delay, wan, bench, bytes): median}; keys whose every run
+    failed count as None."""
+    med, failed = medians(path, lambda row: (row["part"], row["case"], int(row["trunks"]), float(row["delay_ms"]),
+                                             float(row["wan_mbit"]), row["bench"], int(row["bytes"])))
+    return {k: med.get(k) for k in med.keys() | failed}
 
 
 def fmt(v, spec="{:9.1f}"):
@@ -51,13 +46,6 @@ def fmt(v, spec="{:9.1f}"):
 
 def ratio(a, b):
     return a / b if a is not None and b else None
-
-
-def write_csv(out, name, header, rows):
-    with open(os.path.join(out, name), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows([["" if v is None else v for v in r] for r in rows])
 
 
 def latency(med, targets, out):

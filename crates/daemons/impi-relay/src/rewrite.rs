@@ -23,8 +23,8 @@ use crossmpi_impi::{Error, Result};
 use std::collections::BTreeMap;
 
 /// The major version crossmpi lists in IMPI_C_VERSION ("CXMP"; crossmpi-core's
-/// `CROSSMPI_VERSION`): such a client can survive a relay's death ([`crate::survive`]).
-pub const CROSSMPI_MAJOR: u32 = 0x4358_4d50;
+/// `CROSSMPI_VERSION`).
+pub use crossmpi_impi::wire::tables::CROSSMPI_MAJOR;
 
 /// Byte 5 of a synthetic address: which rule made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -196,8 +196,12 @@ impl Topology {
             outside_host: host_of_procs(outside),
             outside_host_client,
             client_hosts,
-            survivable: survive::survivable(outside),
-            relay_client: (0..n).map(|c| survive::marked(outside, c)).collect(),
+            survivable: outside.survivable(),
+            relay_client: outside
+                .clients
+                .iter()
+                .map(|c| c.lists(survive::SURVIVE_MAJOR))
+                .collect(),
             dead: vec![false; outside.nhosts() as usize],
             relay_host,
             virtual_host,

@@ -592,7 +592,7 @@ fn impi_route(
         })
         .collect();
     let flow = FlowParams::from_tables(tables).map_err(|e| io_err("IMPI flow control", e))?;
-    let survivable = impi_startup::survivable(tables);
+    let survivable = tables.survivable();
     let relay_of = links
         .iter()
         .map(|l| {
@@ -603,7 +603,7 @@ fn impi_route(
     let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
     let route = ImpiRoute::new(links, link_of, relay_of, tr, resend_period)
         .map_err(|e| io_err("IMPI", e))?;
-    let all_crossmpi = impi_startup::all_crossmpi(tables);
+    let all_crossmpi = tables.all_crossmpi();
     let external32 = impi_startup::external32_needed(tables, &external32_setting);
     let coll = ImpiColl {
         maxlinear: tables.coll_maxlinear().map_err(|e| io_err("IMPI", e))? as usize,

@@ -74,6 +74,11 @@ pub const LAM_ACKMARK: u32 = 10;
 pub const LAM_HIWATER: u32 = 20;
 
 impl ClientInfo {
+    /// Whether this client's IMPI_C_VERSION lists a version of major `major`.
+    pub fn lists(&self, major: u32) -> bool {
+        self.versions.iter().any(|v| v.major == major)
+    }
+
     /// A client with one host, as LAM/MPI runs, whose processes have the host's address
     /// as P_IPV6 and the given pids; version 0.0, the largest tag bound, default
     /// collective sizes and LAM/MPI's flow-control marks.
@@ -338,6 +343,18 @@ pub fn full_mask(nclients: u32) -> u32 {
 }
 
 impl GlobalTables {
+    /// True when every client lists crossmpi's version (of any representation).
+    pub fn all_crossmpi(&self) -> bool {
+        self.clients.iter().all(|c| c.lists(CROSSMPI_MAJOR))
+    }
+
+    /// True when the job survives a relay's death: every client is crossmpi (so both
+    /// ends number, keep and resend packets) and some cluster's relays carry the
+    /// survival mark.
+    pub fn survivable(&self) -> bool {
+        self.all_crossmpi() && self.clients.iter().any(|c| c.lists(SURVIVAL_MAJOR))
+    }
+
     /// Decodes the replies of all 14 labels for `nclients` clients and validates them.
     pub fn decode(nclients: u32, replies: &BTreeMap<Label, CollReply>) -> Result<GlobalTables> {
         if nclients == 0 || nclients > super::startup::MAX_CLIENTS {
@@ -577,6 +594,29 @@ pub(crate) mod tests {
             .into_iter()
             .map(|l| (l, t.reply(l)))
             .collect()
+    }
+
+    #[test]
+    fn a_job_is_survivable_when_all_are_crossmpi_and_one_is_marked() {
+        let v = |major, minor| Version { major, minor };
+        let mut t = GlobalTables {
+            clients: vec![client(0, &[1]), client(1, &[1])],
+        };
+        let base = v(0, 0);
+        let cx = v(CROSSMPI_MAJOR, 1);
+        let rs = v(SURVIVAL_MAJOR, 2);
+        let mut set = |a: Vec<Version>, b: Vec<Version>| {
+            t.clients[0].versions = a;
+            t.clients[1].versions = b;
+            let marked = |c: usize| t.clients[c].lists(SURVIVAL_MAJOR);
+            (t.survivable(), marked(0), marked(1))
+        };
+        assert_eq!(set(vec![base, cx, rs], vec![base, cx]), (true, true, false));
+        assert_eq!(set(vec![base, cx], vec![base, cx, rs]), (true, false, true));
+        // A client that is not crossmpi cannot resend: nothing survives.
+        assert_eq!(set(vec![base, cx, rs], vec![base]), (false, true, false));
+        // No trunked cluster marked: nothing to survive.
+        assert_eq!(set(vec![base, cx], vec![base, cx]), (false, false, false));
     }
 
     #[test]

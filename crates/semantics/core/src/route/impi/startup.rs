@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 /// of one representation may skip the external32 conversion. Other implementations pick
 /// the highest version both sides list, 0.0.
 pub const CROSSMPI_VERSION: Version = Version {
-    major: 0x4358_4d50, // "CXMP"
+    major: crossmpi_impi::wire::tables::CROSSMPI_MAJOR,
     minor: native_representation(),
 };
 
@@ -74,19 +74,9 @@ pub fn host_towards(tables: &GlobalTables, me: u32, to: u32, holder: u32) -> u32
     tables.first_host(theirs) + (index * k / n) as u32
 }
 
-/// The version entry (major "CXRS", minor K) that the relays of a cluster with K >= 2
-/// trunks add to their own client's list, outside and inside.
-pub use crossmpi_impi::wire::tables::SURVIVAL_MAJOR;
-
-fn lists_survival(c: &ClientInfo) -> bool {
-    c.versions.iter().any(|v| v.major == SURVIVAL_MAJOR)
-}
-
-/// True when the job survives a relay's death: every client is crossmpi (so both ends
-/// number, keep and resend packets) and some cluster's relays carry the mark.
-pub fn survivable(tables: &GlobalTables) -> bool {
-    all_crossmpi(tables) && tables.clients.iter().any(lists_survival)
-}
+// The version entry (major "CXRS", minor K) that the relays of a cluster with K >= 2
+// trunks add to their own client's list, outside and inside.
+use crossmpi_impi::wire::tables::SURVIVAL_MAJOR;
 
 /// The client whose relays may take over from each other when `host` is one of them, as
 /// client `mine` sees it: every host of a marked client is one of its relays (seen from
@@ -94,7 +84,7 @@ pub fn survivable(tables: &GlobalTables) -> bool {
 /// relays (seen from inside, a virtual host).
 pub fn relay_client(tables: &GlobalTables, mine: usize, host: u32) -> Option<u32> {
     let client = (0..tables.clients.len()).rfind(|&c| tables.first_host(c) <= host)?;
-    let marked = |c: usize| lists_survival(&tables.clients[c]);
+    let marked = |c: usize| tables.clients[c].lists(SURVIVAL_MAJOR);
     (client != mine && (marked(client) || marked(mine))).then_some(client as u32)
 }
 
@@ -106,14 +96,6 @@ pub fn external32_needed(tables: &GlobalTables, setting: &str) -> bool {
             .clients
             .iter()
             .all(|c| c.versions.contains(&CROSSMPI_VERSION))
-}
-
-/// True when every client lists crossmpi's version (of any representation).
-pub fn all_crossmpi(tables: &GlobalTables) -> bool {
-    tables
-        .clients
-        .iter()
-        .all(|c| c.versions.iter().any(|v| v.major == CROSSMPI_VERSION.major))
 }
 
 /// The job's identity, the same in every cluster: a hash of the pids of all its
@@ -351,7 +333,7 @@ pub fn join_server(
     let finishing = Arc::new(AtomicBool::new(false));
     let lost = Arc::new(AtomicBool::new(false));
     // Behind relays that survive a trunk's death, the connection is trunk 0's.
-    let may_lose = survivable(&tables) && lists_survival(&tables.clients[cfg.client as usize]);
+    let may_lose = tables.survivable() && tables.clients[cfg.client as usize].lists(SURVIVAL_MAJOR);
     let watch = ServerWatch {
         server: server.to_string(),
         finishing: finishing.clone(),
@@ -588,16 +570,16 @@ mod tests {
             (3, 3, 500)
         );
         assert!(back.clients[1].versions.contains(&CROSSMPI_VERSION));
-        assert!(all_crossmpi(&back));
+        assert!(back.all_crossmpi());
         assert!(!external32_needed(&back, "auto"));
         assert!(external32_needed(&back, "always"));
         let mut foreign = back.clone();
         foreign.clients[1].versions = vec![Version::default()];
-        assert!(!all_crossmpi(&foreign));
+        assert!(!foreign.all_crossmpi());
         assert!(external32_needed(&foreign, "auto"));
         let mut other_rep = back;
         other_rep.clients[1].versions[1].minor += 1;
-        assert!(all_crossmpi(&other_rep));
+        assert!(other_rep.all_crossmpi());
         assert!(external32_needed(&other_rep, "auto"));
         assert!(tables_from_text("2/zz").is_err());
         assert!(tables_from_text("x").is_err());
