@@ -43,17 +43,32 @@ COLL_TARGET_DELAY = 10
 KERNEL_RATIO = 1.10          # two clusters at 0 ms within 10 % of one cluster
 
 
-def load(path):
-    """{(part, variant, delay, layout, bench, bytes): median} and the failed keys."""
+def medians(path, key_of):
+    """The raw CSV at `path` as {key_of(row): median of its values} and the set of keys
+    with a failed run ("fail"); a key whose every run failed has no median."""
     values, failed = defaultdict(list), set()
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            key = (row["part"], row["variant"], int(row["delay_ms"]), row["layout"], row["bench"], int(row["bytes"]))
+            key = key_of(row)
             if row["value"] == "fail":
                 failed.add(key)
             else:
                 values[key].append(float(row["value"]))
     return {k: statistics.median(v) for k, v in values.items()}, failed
+
+
+def write_csv(out, name, header, rows):
+    """A summary CSV in `out`; None cells are left empty."""
+    with open(os.path.join(out, name), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows([["" if v is None else v for v in r] for r in rows])
+
+
+def load(path):
+    """{(part, variant, delay, layout, bench, bytes): median} and the failed keys."""
+    return medians(path, lambda row: (row["part"], row["variant"], int(row["delay_ms"]), row["layout"],
+                                      row["bench"], int(row["bytes"])))
 
 
 def cell(med, failed, key, fmt="{:10.2f}"):
@@ -100,11 +115,8 @@ def p2p_table(med, failed, targets, out):
         note = targets.note(t[0], t[1]) if t else ""
         print(f"{delay:>3}ms {bench:9} {human(size):>6} {cell(med, failed, ('p2p', 'impi', delay, '1+1', bench, size))} "
               f"{cell(med, failed, ('p2p', 'tcp', delay, '1+1', bench, size))} {diff} {ratio}  {note}")
-        rows.append([delay, bench, size, impi if impi is not None else "", tcp if tcp is not None else "", note])
-    with open(os.path.join(out, "impi-p2p-summary.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["delay_ms", "bench", "bytes", "impi", "tcp", "target"])
-        w.writerows(rows)
+        rows.append([delay, bench, size, impi, tcp, note])
+    write_csv(out, "impi-p2p-summary.csv", ["delay_ms", "bench", "bytes", "impi", "tcp", "target"], rows)
     return keys
 
 
@@ -127,12 +139,9 @@ def coll_table(med, failed, targets, out):
             note = targets.note(f"magpie >= {COLL_SPEEDUP:g}x faster than Open MPI flat", ok)
         cells = " ".join(cell(med, failed, ("coll", v, delay, layout, coll, size)) for v in COLL_VARIANTS)
         print(f"{delay:>3}ms {layout:5} {coll:10} {human(size):>6} {cells} {speedup}  {note}")
-        rows.append([delay, layout, coll, size] + [vals[v] if vals[v] is not None else "" for v in COLL_VARIANTS]
-                    + [note])
-    with open(os.path.join(out, "impi-coll-summary.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["delay_ms", "layout", "coll", "bytes"] + [f"{v}_us" for v in COLL_VARIANTS] + ["target"])
-        w.writerows(rows)
+        rows.append([delay, layout, coll, size] + [vals[v] for v in COLL_VARIANTS] + [note])
+    write_csv(out, "impi-coll-summary.csv",
+              ["delay_ms", "layout", "coll", "bytes"] + [f"{v}_us" for v in COLL_VARIANTS] + ["target"], rows)
     return keys
 
 
@@ -150,11 +159,8 @@ def kernel_table(med, failed, targets, out):
         ratio = f"{impi / one:6.2f}" if impi is not None and one else "     -"
         print(f"{layout:5} {kernel:10} {cell(med, failed, ('kernels', 'impi', 0, layout, kernel, 0), '{:10.4f}')} "
               f"{cell(med, failed, ('kernels', 'one', 0, layout, kernel, 0), '{:10.4f}')} {ratio}  {note}")
-        rows.append([layout, kernel, impi if impi is not None else "", one if one is not None else "", note])
-    with open(os.path.join(out, "impi-kernels-summary.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["layout", "kernel", "two_clusters_s", "one_cluster_s", "target"])
-        w.writerows(rows)
+        rows.append([layout, kernel, impi, one, note])
+    write_csv(out, "impi-kernels-summary.csv", ["layout", "kernel", "two_clusters_s", "one_cluster_s", "target"], rows)
     return keys
 
 
