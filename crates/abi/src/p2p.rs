@@ -21,6 +21,15 @@ use std::sync::Mutex;
 /// Messages taken by `MPI_Mprobe`/`MPI_Improbe`, until `MPI_Mrecv` receives them.
 static MESSAGES: Mutex<Slab<Unexpected>> = Mutex::new(Slab::new_const());
 
+/// Bytes of `n` elements of a predefined type whose elements lie dense, by table lookup;
+/// None for other types, a bad count, or a null buffer with data (those take
+/// [`buffer`], which checks them and names the error).
+fn dense_len(buf: *const c_void, n: i64, datatype: usize) -> Option<usize> {
+    let size = types::predefined_dense(datatype)?.size();
+    let len = usize::try_from(n).ok()?.checked_mul(size as usize)?;
+    (!buf.is_null() || len == 0).then_some(len)
+}
+
 /// A typed buffer argument, checked: count, datatype, and no NULL address for data that
 /// would lie near address 0 (NULL is also `MPI_BOTTOM`, legal with absolute addresses).
 pub fn buffer(function: &str, buf: *const c_void, n: i64, datatype: usize) -> MpiResult<UserBuf> {
@@ -112,6 +121,15 @@ pub(crate) fn send(
     mode: SendMode,
 ) -> c_int {
     call(Scope::Comm(comm), || {
+        if matches!(mode, SendMode::Standard | SendMode::Ready) {
+            if let Some(len) = dense_len(buf, n, datatype) {
+                if with_comm(function, comm, |rt, id| {
+                    rt.send_dense(function, id, buf as usize, len, dest, tag)
+                })? {
+                    return Ok(());
+                }
+            }
+        }
         let b = buffer(function, buf, n, datatype)?;
         match with_comm(function, comm, |rt, id| {
             crate::mpi4_buffers::for_send(rt, id, mode, |rt| {

@@ -67,6 +67,9 @@ fn matches(context: u64, source: i32, tag: i32, m_context: u64, m_source: i32, m
 pub struct Matching {
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Unexpected>,
+    /// Unexpected messages queued so far: a blocking receive polling one ring looks in
+    /// the queue again only when this has changed.
+    arrivals: u64,
 }
 
 impl Matching {
@@ -111,6 +114,12 @@ impl Matching {
 
     pub fn add_unexpected(&mut self, u: Unexpected) {
         self.unexpected.push_back(u);
+        self.arrivals += 1;
+    }
+
+    /// How many unexpected messages have been queued since the start.
+    pub fn arrivals(&self) -> u64 {
+        self.arrivals
     }
 
     /// Removes a posted receive (cancel); false if it was already matched.
@@ -223,5 +232,16 @@ mod tests {
         assert_eq!(m.withdraw(2, 10).unwrap().source, 2);
         assert!(m.withdraw(2, 10).is_none());
         assert_eq!(m.unexpected_len(), 1);
+    }
+
+    #[test]
+    fn arrivals_count_every_queued_message_and_stay_when_taken() {
+        let mut m = Matching::default();
+        assert_eq!(m.arrivals(), 0);
+        m.add_unexpected(unexp(1, 5, 10));
+        m.add_unexpected(unexp(2, 5, 11));
+        assert_eq!(m.arrivals(), 2);
+        assert!(m.take_unexpected(4, 1, 5).is_some());
+        assert_eq!(m.arrivals(), 2, "taking a message is not an arrival");
     }
 }

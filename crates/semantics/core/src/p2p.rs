@@ -104,31 +104,64 @@ impl Runtime {
         tag: i32,
         mode: SendMode,
     ) -> MpiResult<Option<ReqId>> {
-        if matches!(mode, SendMode::Standard | SendMode::Ready) {
-            check_tag(function, tag, false)?;
-            let Some(dest_world) = check_peer(self, function, "dest", comm, dest, false)? else {
-                return Ok(None);
-            };
-            if let (Route::Shm { local }, Some(shm)) =
-                (self.st.peers[dest_world as usize].route, self.shm.as_mut())
-            {
-                let c = self.comms.get(comm).expect("checked by check_peer");
-                let env = Envelope {
-                    context: c.context,
-                    src: c.rank as i32,
-                    tag,
-                };
-                let len = buf.bytes();
-                if let Some(head) = self.st.inline_eager(dest_world, env, len) {
-                    let sent = shm.write_now(local, &head, &buf);
-                    self.st.inline_done(dest_world, &head, len, sent);
-                    if sent {
-                        return Ok(None);
-                    }
-                }
-            }
+        if matches!(mode, SendMode::Standard | SendMode::Ready)
+            && self.send_inline(function, comm, &buf, dest, tag)?
+        {
+            return Ok(None);
         }
         self.isend(function, comm, buf, dest, tag, mode).map(Some)
+    }
+
+    /// A blocking standard-mode send of `len` dense bytes at `addr` (a predefined type
+    /// whose elements lie without gaps): true when it went out at once (or went to
+    /// `MPI_PROC_NULL`); false when it needs [`Runtime::send`] with its datatype, since
+    /// other routes may convert the data by type. Skips building the typed buffer, the
+    /// bulk of a small send's cost.
+    pub fn send_dense(
+        &mut self,
+        function: &str,
+        comm: CommId,
+        addr: usize,
+        len: usize,
+        dest: i32,
+        tag: i32,
+    ) -> MpiResult<bool> {
+        self.send_inline(function, comm, &crate::userbuf::bytes(addr, len), dest, tag)
+    }
+
+    /// Writes a blocking send straight into a local peer's ring when the message is
+    /// small, nothing is queued for that peer and a cell is free. True when it went (or
+    /// `dest` is `MPI_PROC_NULL`).
+    fn send_inline(
+        &mut self,
+        function: &str,
+        comm: CommId,
+        buf: &UserBuf,
+        dest: i32,
+        tag: i32,
+    ) -> MpiResult<bool> {
+        check_tag(function, tag, false)?;
+        let Some(dest_world) = check_peer(self, function, "dest", comm, dest, false)? else {
+            return Ok(true);
+        };
+        let (Route::Shm { local }, Some(shm)) =
+            (self.st.peers[dest_world as usize].route, self.shm.as_mut())
+        else {
+            return Ok(false);
+        };
+        let c = self.comms.get(comm).expect("checked by check_peer");
+        let env = Envelope {
+            context: c.context,
+            src: c.rank as i32,
+            tag,
+        };
+        let len = buf.bytes();
+        let Some(head) = self.st.inline_eager(dest_world, env, len) else {
+            return Ok(false);
+        };
+        let sent = shm.write_now(local, &head, buf);
+        self.st.inline_done(dest_world, &head, len, sent);
+        Ok(sent)
     }
 
     /// Posts a receive.
@@ -523,6 +556,9 @@ enum Plan {
         local: usize,
         from: u32,
         context: u64,
+        /// The matching engine's arrival count when its unexpected queue was last
+        /// searched (None: not yet).
+        searched: Option<u64>,
     },
 }
 
@@ -540,58 +576,46 @@ pub fn recv(
     let mut comm = Some(comm);
     let mut plan: Option<Plan> = None;
     // The direct plan polls its sender's ring in every round; everything else progresses
-    // every 32 rounds (a few microseconds at most).
+    // every 32 rounds (a few microseconds at most). A round of the direct plan is on the
+    // latency path (a message is seen, on average, half a round after it lands), so it
+    // only reads the ring's head cell unless the unexpected queue has grown.
     let outcome = runtime::wait_for_polling(function, 32, |rt| {
-        let current = match plan.take() {
+        let current = match &mut plan {
             Some(p) => p,
-            None => match plan_recv(
-                rt,
-                function,
-                comm.take().expect("planned once"),
-                &buf,
-                source,
-                tag,
-            ) {
-                Ok(p) => p,
-                Err(e) => return Some(Err(e)),
-            },
+            None => {
+                let comm = comm.take().expect("planned once");
+                match plan_recv(rt, function, comm, &buf, source, tag) {
+                    Ok(p) => plan.insert(p),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
         };
-        let next = match current {
+        if let Plan::Direct {
+            context, searched, ..
+        } = current
+        {
+            let arrivals = rt.st.matching.arrivals();
+            if *searched != Some(arrivals) {
+                *searched = Some(arrivals);
+                if let Some(u) = rt.st.matching.take_unexpected(*context, source, tag) {
+                    *current = Plan::Wait(rt.receive_message(buf.clone(), u));
+                }
+            }
+        }
+        match *current {
+            Plan::Done(status) => Some(Ok(status)),
+            Plan::Wait(req) => rt.take_if_done(req).map(Ok),
             Plan::Direct {
                 local,
                 from,
                 context,
+                ..
             } => {
-                if let Some(u) = rt.st.matching.take_unexpected(context, source, tag) {
-                    Plan::Wait(rt.receive_message(buf.clone(), u))
-                } else {
-                    let (shm, st) = (rt.shm.as_mut().expect("a shared-memory route"), &mut rt.st);
-                    match shm.take_head(local, |head, payload| {
-                        st.receive_inline(from, head, payload, (context, source, tag), &buf)
-                    }) {
-                        Some(status) => Plan::Done(status),
-                        None => Plan::Direct {
-                            local,
-                            from,
-                            context,
-                        },
-                    }
-                }
-            }
-            other => other,
-        };
-        match next {
-            Plan::Done(status) => Some(Ok(status)),
-            Plan::Wait(req) => match rt.take_if_done(req) {
-                Some(status) => Some(Ok(status)),
-                None => {
-                    plan = Some(Plan::Wait(req));
-                    None
-                }
-            },
-            direct => {
-                plan = Some(direct);
-                None
+                let (shm, st) = (rt.shm.as_mut().expect("a shared-memory route"), &mut rt.st);
+                shm.take_head(local, |head, payload| {
+                    st.receive_inline(from, head, payload, (context, source, tag), &buf)
+                })
+                .map(Ok)
             }
         }
     })?;
@@ -626,6 +650,7 @@ fn plan_recv(
                 local,
                 from,
                 context,
+                searched: None,
             })
         }
         _ => rt

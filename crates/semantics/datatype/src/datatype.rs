@@ -8,11 +8,19 @@ use crate::error::{ErrorKind, TypeError};
 use crate::fragment::Fragment;
 use crate::layout::Node;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// A datatype. Clones share the compiled layout.
+/// A datatype. Clones share the compiled layout. The predefined types live in one
+/// static table, so cloning and dropping them (a lookup on every communication call)
+/// touches no reference count: two atomic read-modify-writes per call otherwise.
 #[derive(Clone)]
-pub struct Datatype(Arc<Inner>);
+pub struct Datatype(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Named(&'static Inner),
+    Built(Arc<Inner>),
+}
 
 #[derive(Clone)]
 struct Inner {
@@ -27,7 +35,7 @@ impl fmt::Debug for Datatype {
         write!(
             f,
             "Datatype({:?}, size {}, lb {}, extent {})",
-            self.0.ctor.combiner(),
+            self.inner().ctor.combiner(),
             self.size(),
             self.lb(),
             self.extent()
@@ -79,24 +87,44 @@ impl Datatype {
         value: impl fmt::Display,
     ) -> Result<Datatype, TypeError> {
         let frag = frag.ok_or_else(|| TypeError::overflow(function, argument, value))?;
-        Ok(Datatype(Arc::new(Inner {
+        Ok(Datatype::built(Inner {
             frag,
             ctor,
             large_counts: false,
-        })))
+        }))
+    }
+
+    fn built(inner: Inner) -> Datatype {
+        Datatype(Repr::Built(Arc::new(inner)))
+    }
+
+    fn inner(&self) -> &Inner {
+        match &self.0 {
+            Repr::Named(inner) => inner,
+            Repr::Built(inner) => inner,
+        }
     }
 
     pub(crate) fn fragment(&self) -> &Fragment {
-        &self.0.frag
+        &self.inner().frag
     }
 
     /// A predefined datatype.
     pub fn basic(b: Basic) -> Datatype {
-        Datatype(Arc::new(Inner {
-            frag: Fragment::basic(b),
-            ctor: Ctor::Named(b),
-            large_counts: false,
-        }))
+        static NAMED: OnceLock<Vec<Inner>> = OnceLock::new();
+        let named = NAMED.get_or_init(|| {
+            Basic::ALL
+                .iter()
+                .map(|&b| Inner {
+                    frag: Fragment::basic(b),
+                    ctor: Ctor::Named(b),
+                    large_counts: false,
+                })
+                .collect()
+        });
+        // ALL lists the variants in declaration order, so a variant's discriminant is
+        // its index.
+        Datatype(Repr::Named(&named[b as usize]))
     }
 
     /// `count` elements of `old` one after the other.
@@ -271,58 +299,58 @@ impl Datatype {
     /// Whether `other` is this very type (not merely an equal one): the ABI layer uses it
     /// to find the handle an application knows a type by.
     pub fn same(&self, other: &Datatype) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        std::ptr::eq(self.inner(), other.inner())
     }
 
     /// A copy reporting the Dup combiner (MPI_Type_dup).
     pub fn dup(&self) -> Datatype {
-        Datatype(Arc::new(Inner {
-            frag: self.0.frag.clone(),
+        Datatype::built(Inner {
+            frag: self.inner().frag.clone(),
             ctor: Ctor::Dup(self.clone()),
             large_counts: false,
-        }))
+        })
     }
 
     /// The same type, recorded as made by the large-count (`_c`) form of its constructor,
     /// so get_envelope/get_contents report its counts and displacements as large counts.
     pub fn with_large_counts(&self) -> Datatype {
-        Datatype(Arc::new(Inner {
+        Datatype::built(Inner {
             large_counts: true,
-            ..(*self.0).clone()
-        }))
+            ..self.inner().clone()
+        })
     }
 
     pub fn size(&self) -> u64 {
-        self.0.frag.size
+        self.inner().frag.size
     }
     pub fn lb(&self) -> i64 {
-        if self.0.frag.bounded {
-            self.0.frag.lb
+        if self.inner().frag.bounded {
+            self.inner().frag.lb
         } else {
             0
         }
     }
     pub fn ub(&self) -> i64 {
-        if self.0.frag.bounded {
-            self.0.frag.ub
+        if self.inner().frag.bounded {
+            self.inner().frag.ub
         } else {
             0
         }
     }
     pub fn extent(&self) -> i64 {
-        self.0.frag.extent()
+        self.inner().frag.extent()
     }
     pub fn true_lb(&self) -> i64 {
-        self.0.frag.true_lb
+        self.inner().frag.true_lb
     }
     pub fn true_extent(&self) -> i64 {
-        self.0.frag.true_ub - self.0.frag.true_lb
+        self.inner().frag.true_ub - self.inner().frag.true_lb
     }
 
     /// Whether `count` elements are `size * count` dense bytes starting at the buffer
     /// address plus `lb` (== `true_lb`), so callers can use the user buffer directly.
     pub fn is_contiguous(&self) -> bool {
-        match self.0.frag.layout {
+        match self.inner().frag.layout {
             Node::Empty => true,
             Node::Block { disp, len } => disp == self.lb() && len as i64 == self.extent(),
             _ => false,
@@ -331,7 +359,7 @@ impl Datatype {
 
     /// The predefined type this is, if it is one (not for dups of predefined types).
     pub fn basic_kind(&self) -> Option<Basic> {
-        match self.0.ctor {
+        match self.inner().ctor {
             Ctor::Named(b) => Some(b),
             _ => None,
         }
@@ -339,7 +367,7 @@ impl Datatype {
 
     /// The single basic type all of this type's data is made of, if there is one.
     pub fn uniform_basic(&self) -> Option<Basic> {
-        self.0.frag.sig.uniform()
+        self.inner().frag.sig.uniform()
     }
 
     /// Byte range `[lo, hi)` relative to the buffer address that `count` elements touch.
@@ -351,7 +379,7 @@ impl Datatype {
         let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
         (
             clamp(self.true_lb() as i128 + shift.min(0)),
-            clamp(self.0.frag.true_ub as i128 + shift.max(0)),
+            clamp(self.inner().frag.true_ub as i128 + shift.max(0)),
         )
     }
 
@@ -363,7 +391,7 @@ impl Datatype {
     /// Basic elements in the first `bytes` bytes of a packed stream of this type
     /// (MPI_Get_elements); None if `bytes` ends inside a basic element.
     pub fn elements_in(&self, bytes: u64) -> Option<u64> {
-        let sig = &self.0.frag.sig;
+        let sig = &self.inner().frag.sig;
         let size = self.size();
         if size == 0 {
             return (bytes == 0).then_some(0);
@@ -382,8 +410,8 @@ impl Datatype {
         if uniform || packed(self) || packed(other) {
             return self.packed_size(count) <= other.packed_size(other_count);
         }
-        let mine = self.0.frag.sig.repeat(count);
-        let theirs = other.0.frag.sig.repeat(other_count);
+        let mine = self.inner().frag.sig.repeat(count);
+        let theirs = other.inner().frag.sig.repeat(other_count);
         let mut theirs = member_runs(theirs.runs());
         let mut pending: Option<(Basic, u64)> = None;
         for (basic, mut n) in member_runs(mine.runs()) {
@@ -406,11 +434,11 @@ impl Datatype {
     }
 
     pub fn envelope(&self) -> Envelope {
-        self.0.ctor.envelope(self.0.large_counts)
+        self.inner().ctor.envelope(self.inner().large_counts)
     }
 
     pub fn contents(&self) -> Contents {
-        self.0.ctor.contents(self.0.large_counts)
+        self.inner().ctor.contents(self.inner().large_counts)
     }
 
     /// One element's type signature as runs of (basic type, count), in order: what a
@@ -420,15 +448,15 @@ impl Datatype {
     }
 
     pub(crate) fn signature(&self) -> &crate::signature::Sig {
-        &self.0.frag.sig
+        &self.inner().frag.sig
     }
 
     pub(crate) fn ctor(&self) -> &Ctor {
-        &self.0.ctor
+        &self.inner().ctor
     }
 
     pub(crate) fn layout(&self) -> &Node {
-        &self.0.frag.layout
+        &self.inner().frag.layout
     }
 }
 

@@ -17,6 +17,23 @@ fn bounds(t: &Datatype) -> (u64, i64, i64, i64, i64) {
 }
 
 #[test]
+fn every_predefined_type_is_one_shared_value_and_built_types_are_new() {
+    for &basic in Basic::ALL {
+        let t = b(basic);
+        assert_eq!(
+            t.basic_kind(),
+            Some(basic),
+            "{basic:?} maps to its own entry"
+        );
+        assert!(t.same(&b(basic)) && t.same(&t.clone()));
+        assert!(!t.dup().same(&t), "a dup of {basic:?} is a type of its own");
+    }
+    let c = Datatype::contiguous(2, &b(Basic::Int)).unwrap();
+    assert!(c.same(&c.clone()));
+    assert!(!c.same(&Datatype::contiguous(2, &b(Basic::Int)).unwrap()));
+}
+
+#[test]
 fn predefined_sizes_and_pair_padding() {
     assert_eq!(bounds(&b(Basic::Int)), (4, 0, 4, 0, 4));
     assert_eq!(bounds(&b(Basic::LongDouble)), (16, 0, 16, 0, 16));
