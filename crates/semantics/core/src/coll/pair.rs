@@ -35,8 +35,12 @@ struct Pair {
 
 /// Where the receiving half of a call stands.
 enum Inbound {
-    /// Not yet arrived: polled in the peer's ring and the unexpected queue.
-    Direct,
+    /// Not yet arrived: polled in the peer's ring, and in the unexpected queue when that
+    /// has grown since it was last searched (`searched`: the matching engine's arrival
+    /// count then), which keeps each polling round to a look at one cell.
+    Direct {
+        searched: Option<u64>,
+    },
     /// Arrived through the progress engine; its receive request completes it.
     Posted(ReqId),
     Done,
@@ -107,12 +111,17 @@ impl Pair {
         inbound: &mut Inbound,
     ) -> MpiResult<()> {
         let source = self.peer() as i32;
-        if let Inbound::Direct = inbound {
-            if let Some(u) = rt
-                .st
-                .matching
-                .take_unexpected(self.context, source, self.tag)
-            {
+        if let Inbound::Direct { searched } = inbound {
+            let arrivals = rt.st.matching.arrivals();
+            let unexpected = if *searched == Some(arrivals) {
+                None
+            } else {
+                *searched = Some(arrivals);
+                rt.st
+                    .matching
+                    .take_unexpected(self.context, source, self.tag)
+            };
+            if let Some(u) = unexpected {
                 *inbound = Inbound::Posted(rt.receive_message(buf.clone(), u));
             } else if let Some(shm) = rt.shm.as_mut() {
                 let (st, key) = (&mut rt.st, (self.context, source, self.tag));
@@ -188,7 +197,7 @@ fn exchange<'a>(
                 temp_buf = Some(over(&mut aligned(scratch)[..len]));
             }
             if !matches!(into, Into::Nothing) {
-                inbound = Inbound::Direct;
+                inbound = Inbound::Direct { searched: None };
             }
         }
         let p = pair.as_ref()?;
