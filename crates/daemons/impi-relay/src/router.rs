@@ -1,15 +1,23 @@
 //! The data phase, sans-IO: host connections on both sides, packets routed by
-//! `pk_dest`, `pk_src`/`pk_dest` rewritten, forwarded cut-through.
+//! `pk_dest`, `pk_src`/`pk_dest` rewritten, forwarded whole (store-and-forward) or,
+//! with [`RouterConfig::cut_through`], as they arrive.
 //!
-//! A packet's header is parsed, checked, rewritten in place and queued on its
-//! destination connection as soon as its 128 bytes are in; its data follows as it
-//! arrives, and once the source's read-ahead is drained the data is read straight into
-//! the destination's send buffer. No packet is stored whole. A destination carries one
-//! packet at a time: while one source streams a packet into it, other sources with a
-//! packet for it wait (they are not read), and take turns in arrival order. Each
-//! destination's send buffer is bounded; a source whose destination is full is not read
-//! until it drains. A source never waits on anything but its current packet's
-//! destination, so one slow connection stalls only the traffic that goes to it.
+//! A packet's header is parsed, checked and rewritten in place as soon as its 128 bytes
+//! are in. By default the source is then read until the packet is whole, and only then
+//! queued on its destination connection, which takes it at memory speed. Cut-through
+//! (needed to splice, see [`RouterConfig::cut_through`]), the header is queued at once
+//! and the data follows as it arrives, once the source's read-ahead is drained read
+//! straight into the destination's send buffer. Cut-through holds a destination to the
+//! pace at which one source's packet trickles in while the packets of its other sources,
+//! arriving in parallel over the same network, wait: the case of every trunk in
+//! destination mode, where several hosts send through one relay to one host, and what
+//! kept 4 trunks far from 4 times one trunk's bandwidth (docs/impi-relay.md, "Trunking
+//! bandwidth"). A destination carries one packet at a time:
+//! other sources with a packet for it wait (read until it is whole, then not read), and
+//! take turns in arrival order. Each destination's send buffer is bounded; a source
+//! whose destination is full is not read until it drains. A source never waits on
+//! anything but its current packet's destination, so one slow connection stalls only
+//! the traffic that goes to it.
 //!
 //! FINI is aggregated per direction ([`Topology::fini_sources`]). A connection that
 //! closes or breaks the protocol before FINI is dropped with the reason: the rest of
@@ -39,6 +47,10 @@ pub struct RouterConfig {
     pub read_ahead: usize,
     /// Accepted connections that may wait for their handshake at once; more are refused.
     pub max_handshakes: usize,
+    /// Pass packet data on as it arrives instead of once the packet is whole (see the
+    /// module's comment); splicing needs it. Packets from a relay host of a survivable
+    /// job are always passed on whole ([`Topology::whole_packets_from`]).
+    pub cut_through: bool,
 }
 
 impl Default for RouterConfig {
@@ -47,6 +59,7 @@ impl Default for RouterConfig {
             send_buffer: 256 << 10,
             read_ahead: 64 << 10,
             max_handshakes: 64,
+            cut_through: false,
         }
     }
 }
@@ -169,7 +182,7 @@ struct Conn {
     /// Sources waiting for this connection to take their packet.
     waiters: Vec<ConnId>,
     sent_fini: bool,
-    /// Its packets are passed on only once whole ([`Topology::whole_packets_from`]).
+    /// Its packets are passed on only once whole (see [`Router::set_link`]).
     whole: bool,
 }
 
@@ -277,11 +290,12 @@ impl Router {
         Some(self.add(c))
     }
 
-    /// `c` is on `link`: when its packets are passed on only once whole
-    /// ([`Topology::whole_packets_from`]), its read-ahead takes a whole packet.
+    /// `c` is on `link`: when its packets are passed on only once whole (not
+    /// [`RouterConfig::cut_through`], or [`Topology::whole_packets_from`]), its
+    /// read-ahead takes a whole packet.
     fn set_link(&self, c: &mut Conn, link: Link) {
         c.link = Some(link);
-        c.whole = self.topo.whole_packets_from(link);
+        c.whole = !self.cfg.cut_through || self.topo.whole_packets_from(link);
         if c.whole {
             c.inb.bound = c.inb.bound.max(HEADER_LEN + self.topo.max_data as usize);
         }

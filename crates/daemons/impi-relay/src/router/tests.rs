@@ -17,7 +17,12 @@ struct Net {
     in_ids: Vec<Proc>,
 }
 
+/// The relay passing packets on cut-through (what most tests here look at).
 fn net(send_buffer: usize) -> Net {
+    relay_net(send_buffer, true)
+}
+
+fn relay_net(send_buffer: usize, cut_through: bool) -> Net {
     let lam = addr(192, 0, 2, 1);
     let marks = (4, 8);
     let c0 = client(&[(lam, 5000, &[1, 2])], marks);
@@ -52,6 +57,7 @@ fn net(send_buffer: usize) -> Net {
             send_buffer,
             read_ahead: 4096,
             max_handshakes: 2,
+            cut_through,
         },
     );
     let o = r.dialed(&dial);
@@ -179,6 +185,34 @@ fn a_full_destination_stops_reading_its_source() {
         &bytes[HEADER_LEN..],
         "every data byte, in order"
     );
+}
+
+#[test]
+fn by_default_packets_go_on_whole_so_a_destination_never_waits_for_one_arriving() {
+    let mut n = relay_net(1 << 20, false);
+    let (o, a, b) = (n.outside, n.inside[0], n.inside[1]);
+    let slow = data_packet(n.in_ids[2], n.in_ids[0], 1000);
+    let body: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+    let mut bytes = slow.emit().to_vec();
+    bytes.extend_from_slice(&body[..10]);
+    assert_eq!(feed(&mut n.r, a, &bytes), bytes.len());
+    assert!(take(&mut n.r, o).is_empty(), "not whole yet");
+    assert!(n.r.read_buf(a).is_some(), "read on meanwhile");
+    // Host 2's packet, longer than the read-ahead, goes on as soon as it is whole,
+    // ahead of host 1's, which is still arriving.
+    let fast = data_packet(n.in_ids[3], n.in_ids[1], 4000);
+    let mut fast_bytes = fast.emit().to_vec();
+    fast_bytes.extend(pattern_bytes(4000));
+    assert_eq!(feed(&mut n.r, b, &fast_bytes), fast_bytes.len());
+    let out = take(&mut n.r, o);
+    assert_eq!(out.len(), fast_bytes.len(), "host 2's packet, whole");
+    assert_eq!(header_of(&out).dest, n.out_ids[1]);
+    assert_eq!(&out[HEADER_LEN..], &fast_bytes[HEADER_LEN..]);
+    assert_eq!(feed(&mut n.r, a, &body[10..]), 990);
+    let out = take(&mut n.r, o);
+    assert_eq!(out.len(), HEADER_LEN + 1000, "then host 1's, whole");
+    assert_eq!(header_of(&out).dest, n.out_ids[0]);
+    assert_eq!(&out[HEADER_LEN..], &body[..]);
 }
 
 #[test]
@@ -411,6 +445,7 @@ fn survivable_net(send_buffer: usize) -> (Router, Vec<ConnId>, Vec<Proc>, Vec<Pr
             send_buffer,
             read_ahead: 1024,
             max_handshakes: 4,
+            cut_through: true,
         },
     );
     let mut conns: Vec<ConnId> = dials.iter().map(|d| r.dialed(d)).collect();
