@@ -38,18 +38,16 @@ fn three_ranks() -> State {
 
 /// World rank 0 is this process (its own host); world ranks 1 and 2 share the peer host.
 fn setup() -> (ImpiRoute, State, TcpStream) {
+    setup_with(FlowParams::new(2, 4).unwrap())
+}
+
+/// As [`setup`], with flow-control marks `flow`.
+fn setup_with(flow: FlowParams) -> (ImpiRoute, State, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let (mine, addr) = listener.accept().unwrap();
     let procs = vec![proc_(1, 10), proc_(2, 20), proc_(2, 21)];
-    let tr = Translator::new(
-        0,
-        procs,
-        &[1, 2],
-        MAX,
-        FlowParams::new(2, 4).unwrap(),
-        false,
-    );
+    let tr = Translator::new(0, procs, &[1, 2], MAX, flow, false);
     let link = HostLink::new(1, addr, mine).unwrap();
     let route = ImpiRoute::new(
         vec![link],
@@ -177,30 +175,8 @@ fn a_protoack_waits_for_the_reply_or_for_an_idle_poll() {
 
 #[test]
 fn protoacks_go_at_once_when_the_window_is_tight() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let mut peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    let (mine, addr) = listener.accept().unwrap();
-    let procs = vec![proc_(1, 10), proc_(2, 20), proc_(2, 21)];
     // hiwater 3 < 2 * ackmark: a held PROTOACK would leave the sender one packet of room.
-    let tr = Translator::new(
-        0,
-        procs,
-        &[1, 2],
-        MAX,
-        FlowParams::new(2, 3).unwrap(),
-        false,
-    );
-    let link = HostLink::new(1, addr, mine).unwrap();
-    let mut route = ImpiRoute::new(
-        vec![link],
-        vec![None, Some(0), Some(0)],
-        vec![None],
-        tr,
-        Duration::from_secs(1),
-    )
-    .unwrap();
-    let mut st = three_ranks();
-    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let (mut route, mut st, mut peer) = setup_with(FlowParams::new(2, 3).unwrap());
     let mut wire = data(proc_(2, 20), 1, 0, b"one!");
     wire.extend(data(proc_(2, 20), 1, 0, b"two!"));
     peer.write_all(&wire).unwrap();
