@@ -38,18 +38,16 @@ fn three_ranks() -> State {
 
 /// World rank 0 is this process (its own host); world ranks 1 and 2 share the peer host.
 fn setup() -> (ImpiRoute, State, TcpStream) {
+    setup_with(FlowParams::new(2, 4).unwrap())
+}
+
+/// As [`setup`], with flow-control marks `flow`.
+fn setup_with(flow: FlowParams) -> (ImpiRoute, State, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let (mine, addr) = listener.accept().unwrap();
     let procs = vec![proc_(1, 10), proc_(2, 20), proc_(2, 21)];
-    let tr = Translator::new(
-        0,
-        procs,
-        &[1, 2],
-        MAX,
-        FlowParams::new(2, 4).unwrap(),
-        false,
-    );
+    let tr = Translator::new(0, procs, &[1, 2], MAX, flow, false);
     let link = HostLink::new(1, addr, mine).unwrap();
     let route = ImpiRoute::new(
         vec![link],
@@ -117,6 +115,74 @@ fn two_processes_behind_one_host_connection() {
         (ack.ty, ack.dest, ack.src),
         (PacketType::ProtoAck, proc_(2, 20), proc_(1, 10))
     );
+}
+
+/// Polls until a poll reads something from the peer host.
+fn poll_until_read(route: &mut ImpiRoute, st: &mut State) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !route.poll(st) {
+        assert!(Instant::now() < deadline, "nothing read within 5 s");
+    }
+}
+
+/// True when a whole packet header waits on `peer` (without taking it).
+fn packet_waiting(peer: &mut TcpStream) -> bool {
+    peer.set_nonblocking(true).unwrap();
+    let mut head = [0u8; HEADER_LEN];
+    let ready = peer.peek(&mut head).is_ok_and(|n| n == HEADER_LEN);
+    peer.set_nonblocking(false).unwrap();
+    ready
+}
+
+#[test]
+fn a_protoack_waits_for_the_reply_or_for_an_idle_poll() {
+    let (mut route, mut st, mut peer) = setup();
+    // Two counted packets from process 1 (ackmark 2, hiwater 4) earn it a PROTOACK...
+    let mut wire = data(proc_(2, 20), 1, 0, b"one!");
+    wire.extend(data(proc_(2, 20), 1, 0, b"two!"));
+    peer.write_all(&wire).unwrap();
+    poll_until_read(&mut route, &mut st);
+    // ...which the poll that read them keeps back: a reply is likely to follow.
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!packet_waiting(&mut peer), "the PROTOACK went alone");
+    // The reply carries it: both leave in one write, the PROTOACK first.
+    let msg = *b"back";
+    let env = Envelope {
+        context: 0,
+        src: 0,
+        tag: 5,
+    };
+    st.start_send(
+        userbuf::bytes(msg.as_ptr() as usize, 4),
+        1,
+        env,
+        SendMode::Standard,
+    );
+    route.flush(&mut st, 1);
+    let (ack, _) = read_packet(&mut peer);
+    assert_eq!((ack.ty, ack.dest), (PacketType::ProtoAck, proc_(2, 20)));
+    let (reply, body) = read_packet(&mut peer);
+    assert_eq!((reply.ty, body.as_slice()), (PacketType::Data, &msg[..]));
+    // Without a reply, the first poll that reads nothing writes it.
+    let mut wire = data(proc_(2, 20), 1, 0, b"3rd!");
+    wire.extend(data(proc_(2, 20), 1, 0, b"4th!"));
+    peer.write_all(&wire).unwrap();
+    poll_until_read(&mut route, &mut st);
+    while route.poll(&mut st) {}
+    let (ack, _) = read_packet(&mut peer);
+    assert_eq!((ack.ty, ack.dest), (PacketType::ProtoAck, proc_(2, 20)));
+}
+
+#[test]
+fn protoacks_go_at_once_when_the_window_is_tight() {
+    // hiwater 3 < 2 * ackmark: a held PROTOACK would leave the sender one packet of room.
+    let (mut route, mut st, mut peer) = setup_with(FlowParams::new(2, 3).unwrap());
+    let mut wire = data(proc_(2, 20), 1, 0, b"one!");
+    wire.extend(data(proc_(2, 20), 1, 0, b"two!"));
+    peer.write_all(&wire).unwrap();
+    poll_until_read(&mut route, &mut st);
+    let (ack, _) = read_packet(&mut peer);
+    assert_eq!((ack.ty, ack.dest), (PacketType::ProtoAck, proc_(2, 20)));
 }
 
 #[test]

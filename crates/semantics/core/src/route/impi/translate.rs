@@ -77,6 +77,9 @@ pub struct Translator {
     long_in: HashMap<(u32, u64), LongIn>,
     /// World ranks owed a PROTOACK.
     pub acks_due: Vec<u32>,
+    /// A PROTOACK may wait a little (`ImpiRoute::poll`): HIWATER is at least twice
+    /// ACKMARK, so a sender keeps a window's worth of room while one is held back.
+    pub defer_acks: bool,
     /// Numbering and copies of packets, when the job survives a relay's death.
     pub resend: Option<ResendLog>,
     /// Resends asked for: (world rank, its count of our packets).
@@ -117,6 +120,7 @@ impl Translator {
             first_pieces: HashMap::new(),
             long_in: HashMap::new(),
             acks_due: Vec::new(),
+            defer_acks: flow.hiwater >= 2 * flow.ackmark,
             resend: survivable.then(ResendLog::default),
             resends_due: Vec::new(),
             answers_due: Vec::new(),
