@@ -144,9 +144,7 @@ impl Runtime {
         let Some(dest_world) = check_peer(self, function, "dest", comm, dest, false)? else {
             return Ok(true);
         };
-        let (Route::Shm { local }, Some(shm)) =
-            (self.st.peers[dest_world as usize].route, self.shm.as_mut())
-        else {
+        let Route::Shm { local } = self.st.peers[dest_world as usize].route else {
             return Ok(false);
         };
         let c = self.comms.get(comm).expect("checked by check_peer");
@@ -155,13 +153,58 @@ impl Runtime {
             src: c.rank as i32,
             tag,
         };
+        Ok(self.write_inline(dest_world, local, env, buf))
+    }
+
+    /// Writes one eager message into local rank `local`'s ring (world rank `dest`) at
+    /// once, without a request, when nothing is queued for that peer, the message is
+    /// within the eager limit and the credit, and a cell is free; false (and nothing
+    /// sent) otherwise.
+    pub(crate) fn write_inline(
+        &mut self,
+        dest: u32,
+        local: usize,
+        env: Envelope,
+        buf: &UserBuf,
+    ) -> bool {
+        let Some(shm) = self.shm.as_mut() else {
+            return false;
+        };
         let len = buf.bytes();
-        let Some(head) = self.st.inline_eager(dest_world, env, len) else {
-            return Ok(false);
+        let Some(head) = self.st.inline_eager(dest, env, len) else {
+            return false;
         };
         let sent = shm.write_now(local, &head, buf);
-        self.st.inline_done(dest_world, &head, len, sent);
-        Ok(sent)
+        self.st.inline_done(dest, &head, len, sent);
+        sent
+    }
+
+    /// One poll for a blocking receive of `key` (context, source, tag) from local rank
+    /// `local` (world rank `from`) into `buf`, straight from that peer's ring: first the
+    /// unexpected queue, where progress may have put the message — searched only when it
+    /// has grown since `searched` (the matching engine's arrival count then), since a
+    /// polling round is on the latency path — then the ring's head cell.
+    pub(crate) fn poll_direct(
+        &mut self,
+        local: usize,
+        from: u32,
+        key: (u64, i32, i32),
+        buf: &UserBuf,
+        searched: &mut Option<u64>,
+    ) -> Option<DirectArrival> {
+        let (context, source, tag) = key;
+        let arrivals = self.st.matching.arrivals();
+        if *searched != Some(arrivals) {
+            *searched = Some(arrivals);
+            if let Some(u) = self.st.matching.take_unexpected(context, source, tag) {
+                return Some(DirectArrival::Matched(self.receive_message(buf.clone(), u)));
+            }
+        }
+        let (shm, st) = (self.shm.as_mut()?, &mut self.st);
+        shm.take_head(local, |head, payload| {
+            st.receive_inline(from, head, payload, key, buf)
+        })
+        .map(DirectArrival::Received)
     }
 
     /// Posts a receive.
@@ -547,6 +590,14 @@ impl BsendBuffer {
     }
 }
 
+/// What [`Runtime::poll_direct`] found.
+pub(crate) enum DirectArrival {
+    /// The message was in the unexpected queue: this receive request now completes it.
+    Matched(ReqId),
+    /// The message was taken from the ring into the buffer.
+    Received(Status),
+}
+
 /// How a blocking receive proceeds.
 enum Plan {
     Done(Status),
@@ -576,9 +627,7 @@ pub fn recv(
     let mut comm = Some(comm);
     let mut plan: Option<Plan> = None;
     // The direct plan polls its sender's ring in every round; everything else progresses
-    // every 32 rounds (a few microseconds at most). A round of the direct plan is on the
-    // latency path (a message is seen, on average, half a round after it lands), so it
-    // only reads the ring's head cell unless the unexpected queue has grown.
+    // every 32 rounds (a few microseconds at most).
     let outcome = runtime::wait_for_polling(function, 32, |rt| {
         let current = match &mut plan {
             Some(p) => p,
@@ -591,32 +640,21 @@ pub fn recv(
             }
         };
         if let Plan::Direct {
-            context, searched, ..
+            local,
+            from,
+            context,
+            searched,
         } = current
         {
-            let arrivals = rt.st.matching.arrivals();
-            if *searched != Some(arrivals) {
-                *searched = Some(arrivals);
-                if let Some(u) = rt.st.matching.take_unexpected(*context, source, tag) {
-                    *current = Plan::Wait(rt.receive_message(buf.clone(), u));
-                }
+            match rt.poll_direct(*local, *from, (*context, source, tag), &buf, searched)? {
+                DirectArrival::Received(status) => return Some(Ok(status)),
+                DirectArrival::Matched(req) => *current = Plan::Wait(req),
             }
         }
         match *current {
             Plan::Done(status) => Some(Ok(status)),
             Plan::Wait(req) => rt.take_if_done(req).map(Ok),
-            Plan::Direct {
-                local,
-                from,
-                context,
-                ..
-            } => {
-                let (shm, st) = (rt.shm.as_mut().expect("a shared-memory route"), &mut rt.st);
-                shm.take_head(local, |head, payload| {
-                    st.receive_inline(from, head, payload, (context, source, tag), &buf)
-                })
-                .map(Ok)
-            }
+            Plan::Direct { .. } => unreachable!("a direct plan returns or waits above"),
         }
     })?;
     outcome

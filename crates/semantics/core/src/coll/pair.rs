@@ -18,6 +18,7 @@ use super::select::forced;
 use crate::comm::CommId;
 use crate::error::MpiResult;
 use crate::header::Envelope;
+use crate::p2p::DirectArrival;
 use crate::proto::Route;
 use crate::reduce::ReduceOp;
 use crate::request::{ReqId, SendMode};
@@ -84,16 +85,8 @@ impl Pair {
             src: self.me as i32,
             tag: self.tag,
         };
-        let len = buf.bytes();
-        if let (Some(head), Some(shm)) = (
-            rt.st.inline_eager(self.peer_world, env, len),
-            rt.shm.as_mut(),
-        ) {
-            let sent = shm.write_now(self.local, &head, buf);
-            rt.st.inline_done(self.peer_world, &head, len, sent);
-            if sent {
-                return None;
-            }
+        if rt.write_inline(self.peer_world, self.local, env, buf) {
+            return None;
         }
         let req = rt
             .st
@@ -112,25 +105,11 @@ impl Pair {
     ) -> MpiResult<()> {
         let source = self.peer() as i32;
         if let Inbound::Direct { searched } = inbound {
-            let arrivals = rt.st.matching.arrivals();
-            let unexpected = if *searched == Some(arrivals) {
-                None
-            } else {
-                *searched = Some(arrivals);
-                rt.st
-                    .matching
-                    .take_unexpected(self.context, source, self.tag)
-            };
-            if let Some(u) = unexpected {
-                *inbound = Inbound::Posted(rt.receive_message(buf.clone(), u));
-            } else if let Some(shm) = rt.shm.as_mut() {
-                let (st, key) = (&mut rt.st, (self.context, source, self.tag));
-                let taken = shm.take_head(self.local, |head, payload| {
-                    st.receive_inline(self.peer_world, head, payload, key, buf)
-                });
-                if taken.is_some() {
-                    *inbound = Inbound::Done;
-                }
+            let key = (self.context, source, self.tag);
+            match rt.poll_direct(self.local, self.peer_world, key, buf, searched) {
+                Some(DirectArrival::Matched(req)) => *inbound = Inbound::Posted(req),
+                Some(DirectArrival::Received(_)) => *inbound = Inbound::Done,
+                None => {}
             }
         }
         if let Inbound::Posted(req) = *inbound {
