@@ -7,7 +7,7 @@
 
 use crate::options::Options;
 use crate::rewrite::RelayPlace;
-use crate::router::{describe, ConnId, Router, RouterEvent};
+use crate::router::{describe, ConnId, Router, RouterConfig, RouterEvent};
 use crate::secure::{agreed_encryption, JobKey, Role, SecureChannel, RANDOM_LEN};
 use crate::splice::Pipe;
 use crate::startup::{StartupEvent, StartupRelay, AUTH_MSG_LEN};
@@ -951,7 +951,12 @@ impl Relay {
                 topo.links().len(),
             )
         });
-        self.router = Some(Router::new(topo, self.opts.router));
+        // Splicing moves data as it arrives, so it needs cut-through forwarding.
+        let cfg = RouterConfig {
+            cut_through: self.opts.splice,
+            ..self.opts.router
+        };
+        self.router = Some(Router::new(topo, cfg));
         self.flush_all()?;
         self.dial_all()
     }

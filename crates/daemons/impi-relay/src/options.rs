@@ -279,7 +279,6 @@ impl Options {
             connect_timeout: Duration::from_secs(connect),
             router: RouterConfig {
                 send_buffer,
-                cut_through: splice,
                 ..RouterConfig::default()
             },
             limits,

@@ -47,8 +47,6 @@ pub fn start_keyed_server(
 }
 
 fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
-    let splice = std::env::var("CROSSMPI_RELAY_SPLICE")
-        .map_or(crossmpi_impi_relay::options::DEFAULT_SPLICE, |v| v == "1");
     Options {
         rank,
         server: server.to_string(),
@@ -64,11 +62,11 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         encrypt: false,
         key: None,
         survive: crossmpi_impi_relay::survive::DEFAULT_SURVIVE,
-        splice,
+        splice: std::env::var("CROSSMPI_RELAY_SPLICE")
+            .map_or(crossmpi_impi_relay::options::DEFAULT_SPLICE, |v| v == "1"),
         connect_timeout: Duration::from_secs(10),
         router: RouterConfig {
             send_buffer,
-            cut_through: splice,
             ..RouterConfig::default()
         },
         limits: Limits::default(),
