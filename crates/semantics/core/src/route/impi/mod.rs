@@ -47,9 +47,9 @@ pub struct HostLink {
     rlen: usize,
     rx: Option<RxPayload>,
     out: OutQueue,
-    /// PROTOACKs queued since the last write with nothing else behind them: they may
-    /// wait for the next packet to this host (see [`ImpiRoute::poll`]).
-    acks_waiting: usize,
+    /// The last PROTOACK was queued onto an empty queue since the last write: alone, it
+    /// may wait for the next packet to this host (see [`ImpiRoute::poll`]).
+    lone_ack: bool,
     sent_fini: bool,
     got_fini: bool,
     /// Lost, and its processes taken over by another relay of their cluster.
@@ -68,7 +68,7 @@ impl HostLink {
             rlen: 0,
             rx: None,
             out: OutQueue::default(),
-            acks_waiting: 0,
+            lone_ack: false,
             sent_fini: false,
             got_fini: false,
             dead: false,
@@ -79,20 +79,15 @@ impl HostLink {
         self.out.push_bytes(&p.emit());
     }
 
-    /// Queues a PROTOACK, counted as waiting when the queue holds nothing but waiting
-    /// PROTOACKs (a PROTOACK carries no data).
+    /// Queues a PROTOACK, noting whether it went onto an empty queue.
     fn queue_ack(&mut self, p: &PacketRepr) {
-        if self.out.pending() == self.acks_waiting * HEADER_LEN {
-            self.acks_waiting += 1;
-        } else {
-            self.acks_waiting = 0;
-        }
+        self.lone_ack = self.out.pending() == 0;
         self.queue_packet(p);
     }
 
     /// True when all the queue holds is one PROTOACK that may wait for company.
     fn holds_one_waiting_ack(&self) -> bool {
-        self.acks_waiting == 1 && self.out.pending() == HEADER_LEN
+        self.lone_ack && self.out.pending() == HEADER_LEN
     }
 
     fn pending(&self) -> usize {
@@ -101,7 +96,7 @@ impl HostLink {
 
     /// Writes what the socket takes.
     fn write_out(&mut self, st: &mut State) -> Result<(), String> {
-        self.acks_waiting = 0;
+        self.lone_ack = false;
         self.out
             .write(&mut self.sock, st)
             .map_err(|e| connection_failure("send", &e))
