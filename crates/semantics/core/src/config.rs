@@ -60,7 +60,7 @@ fn site_list() -> Option<Vec<u32>> {
     match parsed {
         Ok(sites) => Some(sites),
         Err(_) => {
-            eprintln!(
+            crate::say!(
                 "crossmpi: ignoring CROSSMPI_SITE_OF={v:?}: expected site indices like 0,0,1,1"
             );
             None
@@ -73,7 +73,7 @@ fn env<T: FromStr>(name: &str, default: T) -> T {
         Ok(v) => match v.trim().parse() {
             Ok(x) => x,
             Err(_) => {
-                eprintln!("crossmpi: ignoring {name}={v:?}: not a valid value");
+                crate::say!("crossmpi: ignoring {name}={v:?}: not a valid value");
                 default
             }
         },
@@ -87,7 +87,7 @@ impl Config {
             Ok("tcp") => TransportChoice::Tcp,
             Ok("auto") | Ok("") | Err(_) => TransportChoice::Auto,
             Ok(other) => {
-                eprintln!("crossmpi: ignoring CROSSMPI_TRANSPORT={other:?}: use auto or tcp");
+                crate::say!("crossmpi: ignoring CROSSMPI_TRANSPORT={other:?}: use auto or tcp");
                 TransportChoice::Auto
             }
         };
@@ -110,7 +110,7 @@ impl Config {
                 Ok("always") => "always".into(),
                 Ok("auto") | Err(_) => "auto".into(),
                 Ok(other) => {
-                    eprintln!(
+                    crate::say!(
                         "crossmpi: ignoring CROSSMPI_IMPI_EXTERNAL32={other:?}: use auto or always"
                     );
                     "auto".into()

@@ -45,5 +45,25 @@ pub fn notice(message: &str) {
     if let Ok(client) = std::env::var("CROSSMPI_IMPI_CLIENT") {
         rank = format!("{rank} of IMPI client {client}");
     }
-    eprintln!("crossmpi: rank {rank}: {message}");
+    stderr_line(&format!("crossmpi: rank {rank}: {message}"));
+}
+
+/// Writes `line` and a newline to stderr in one write. `eprintln!` writes each
+/// formatted piece on its own, so a process that ends (another thread's fatal error, a
+/// signal from the launcher) between two pieces leaves half a line, which the next line
+/// on the same stream, mpirun's or another rank's, then continues.
+pub fn stderr_line(line: &str) {
+    use std::io::Write;
+    let mut whole = String::with_capacity(line.len() + 1);
+    whole.push_str(line);
+    whole.push('\n');
+    let _ = std::io::stderr().write_all(whole.as_bytes());
+}
+
+/// `eprintln!` as one write (see [`stderr_line`]).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::stderr_line(&format!($($arg)*))
+    };
 }

@@ -256,7 +256,7 @@ pub fn finalize(function: &str) -> MpiResult<()> {
 
 /// Ends the whole job (`MPI_Abort`, or a fatal error under `MPI_ERRORS_ARE_FATAL`).
 pub fn abort(code: i32, message: &str) -> ! {
-    eprintln!("{message}");
+    crate::stderr_line(message);
     // Another thread may hold the lock forever (it may be the one waiting on the peer
     // that died); the launcher ends the job when this process exits anyway.
     if let Ok(mut guard) = RUNTIME.try_lock() {

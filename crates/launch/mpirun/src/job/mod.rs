@@ -93,8 +93,10 @@ struct Job {
     killed: bool,
 }
 
+/// One write per line (`writeln!` writes each piece on its own), so mpirun's lines and
+/// the ranks' forwarded lines never split one another.
 fn say(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "mpirun: {message}");
+    let _ = std::io::stderr().write_all(format!("mpirun: {message}\n").as_bytes());
 }
 
 /// The exit status for `MPI_Abort(code)`: the code modulo 256, or 1 when that is 0, so

@@ -43,7 +43,7 @@ pub struct Thresholds {
 /// Reports a tunable that does not parse (once, on standard error); the default holds.
 fn report(name: &str, value: &str, expected: &str) {
     let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "?".into());
-    eprintln!("crossmpi: rank {rank}: {name}={value} is not {expected}; using the default");
+    crate::say!("crossmpi: rank {rank}: {name}={value} is not {expected}; using the default");
 }
 
 fn env_bytes(name: &str, default: usize) -> usize {

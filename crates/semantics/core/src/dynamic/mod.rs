@@ -547,7 +547,7 @@ fn accept_processes(
                 match c.poll() {
                     Ok(Incoming::Nothing) => pending.push(c),
                     Ok(Incoming::Hello { rank, job_tag }) => d.early.push((job_tag, rank, c)),
-                    other => eprintln!(
+                    other => crate::say!(
                         "crossmpi: {function}: dropped a connection before its hello: {other:?}"
                     ),
                 }

@@ -19,7 +19,7 @@ pub(super) fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Err(_) => default,
         Ok(v) => v.trim().parse().unwrap_or_else(|_| {
-            eprintln!("crossmpi: ignoring {name}={v:?}: not a number; using {default}");
+            crate::say!("crossmpi: ignoring {name}={v:?}: not a number; using {default}");
             default
         }),
     }
@@ -51,7 +51,7 @@ pub(super) fn start_once() {
                 }
             });
         if let Err(e) = spawned {
-            eprintln!("crossmpi: CROSSMPI_RMA_PROGRESS_THREAD: cannot start the thread: {e}");
+            crate::say!("crossmpi: CROSSMPI_RMA_PROGRESS_THREAD: cannot start the thread: {e}");
         }
     });
 }

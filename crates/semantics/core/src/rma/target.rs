@@ -106,7 +106,7 @@ fn reply_from(
         SendMode::Standard,
     ) {
         Ok(req) => w.replies.push((req, data)),
-        Err(e) => eprintln!("crossmpi: one-sided reply to rank {to} failed: {e:?}"),
+        Err(e) => crate::say!("crossmpi: one-sided reply to rank {to} failed: {e:?}"),
     }
 }
 
@@ -130,7 +130,7 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
     let Request { head, runs, data } = match Head::parse(msg) {
         Ok(x) => x,
         Err(why) => {
-            eprintln!("crossmpi: dropping a one-sided request from rank {source}: {why}");
+            crate::say!("crossmpi: dropping a one-sided request from rank {source}: {why}");
             return;
         }
     };
@@ -175,10 +175,10 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
                 reply_tag: head.reply_tag,
                 _scratch: scratch,
             }),
-            Err(e) => eprintln!("crossmpi: one-sided put from rank {source}: {e:?}"),
+            Err(e) => crate::say!("crossmpi: one-sided put from rank {source}: {e:?}"),
         }
         if located.is_none() {
-            eprintln!(
+            crate::say!(
                 "crossmpi: one-sided put from rank {source}: bytes [{}, +{len}) are outside the window memory; ignored",
                 head.offset
             );
@@ -188,7 +188,7 @@ fn apply(rt: &mut Runtime, w: &mut Window, source: i32, msg: &[u8]) {
     let Some(addr) = located else {
         // The origin checks fixed windows itself; in a dynamic window only the target
         // knows what is attached. The origin still gets its reply so it cannot hang.
-        eprintln!(
+        crate::say!(
             "crossmpi: one-sided {:?} from rank {source}: bytes [{}, +{}) are outside the window memory; ignored",
             head.kind, head.offset, head.span
         );
@@ -268,7 +268,7 @@ fn accumulate(
                 atomic::Update::Op(Op::NoOp, _) => {}
                 atomic::Update::Op(op, origin) => {
                     if let Err(e) = op::apply(op, basic, origin, mem) {
-                        eprintln!("crossmpi: one-sided accumulate: {e}");
+                        crate::say!("crossmpi: one-sided accumulate: {e}");
                     }
                 }
                 atomic::Update::Swap { origin, compare } => {

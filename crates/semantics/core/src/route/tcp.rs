@@ -94,7 +94,7 @@ impl TcpRoute {
                             || !expected
                             || links[rank as usize].is_some()
                         {
-                            eprintln!("crossmpi: rank {me}: refused a connection claiming to be rank {rank} (job tag {job_tag:#x})");
+                            crate::say!("crossmpi: rank {me}: refused a connection claiming to be rank {rank} (job tag {job_tag:#x})");
                             continue;
                         }
                         links[rank as usize] = Some(Link {
@@ -106,11 +106,11 @@ impl TcpRoute {
                         missing -= 1;
                     }
                     Ok(other) => {
-                        eprintln!("crossmpi: rank {me}: dropped a connection that sent {other:?} before its hello");
+                        crate::say!("crossmpi: rank {me}: dropped a connection that sent {other:?} before its hello");
                         pending.swap_remove(i);
                     }
                     Err(e) => {
-                        eprintln!("crossmpi: rank {me}: dropped a connection: {e}");
+                        crate::say!("crossmpi: rank {me}: dropped a connection: {e}");
                         pending.swap_remove(i);
                     }
                 }

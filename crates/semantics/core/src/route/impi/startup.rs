@@ -495,7 +495,7 @@ pub fn connect_hosts(
                 links.push(HostLink::new(h, addr, sock).map_err(|e| e.to_string())?);
                 accepted += 1;
             }
-            _ => eprintln!(
+            _ => crate::say!(
                 "crossmpi: IMPI host {me}: refused a connection from {from} (handshake {b:02x?} \
                  names no higher-ranked host of another client that is not yet connected)"
             ),
