@@ -11,7 +11,7 @@ use crate::consts::HANDLE_CONSTANTS;
 use crate::error::{call, Scope};
 use crate::handle::{self, Kind};
 use crate::op;
-use crate::p2p::buffer;
+use crate::p2p::{buffer, dense_len};
 use crate::types;
 use crate::util::{count, out, slice};
 use crossmpi_core::coll::{self, sched::Mode, Flow, ROOT};
@@ -21,7 +21,7 @@ use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::reduce::ReduceOp;
 use crossmpi_core::request::{ReqId, PROC_NULL};
 use crossmpi_core::runtime;
-use crossmpi_core::userbuf::UserBuf;
+use crossmpi_core::userbuf::{self, UserBuf};
 use std::os::raw::{c_int, c_void};
 use std::sync::OnceLock;
 
@@ -108,6 +108,21 @@ impl Target {
     fn idle(&self, root: c_int) -> bool {
         self.remote.is_some() && root == PROC_NULL
     }
+}
+
+/// Whether a call may take the light path of a blocking collective on a communicator of
+/// two members (which then checks that they share a node): the path moves bytes, so
+/// predefined dense types need no typed buffers there (building them is a sizeable part
+/// of such a call).
+fn light_pair(t: &Target, mode: Mode, over: Over) -> bool {
+    mode == Mode::Blocking && over == Over::Comm && t.remote.is_none() && t.size == 2
+}
+
+/// The two blocks of `count` elements of a predefined dense type at `base`, as bytes.
+fn dense_pair(base: *const c_void, count: i64, dtype: usize) -> Option<[UserBuf; 2]> {
+    let len = dense_len(base, count, dtype)?;
+    let at = base as usize;
+    Some([userbuf::bytes(at, len), userbuf::bytes(at + len, len)])
 }
 
 fn in_place(p: *const c_void) -> bool {
@@ -229,6 +244,13 @@ pub fn bcast(
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
         no_in_place(f, "buffer", buf)?;
+        if light_pair(&t, mode, Over::Comm) {
+            if let Some(len) = dense_len(buf, n, dtype) {
+                if coll::pair::bcast(f, t.id, &userbuf::bytes(buf as usize, len), root)? {
+                    return Ok(None);
+                }
+            }
+        }
         // MPI_PROC_NULL on an intercommunicator: the buffer is not used.
         let n = if t.idle(root) { 0 } else { n };
         coll::bcast(f, t.id, mode, buffer(f, buf, n, dtype)?, root)
@@ -520,6 +542,17 @@ pub fn allgather(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
+        if light_pair(&t, mode, over) && !in_place(sendbuf) {
+            if let (Some(len), Some(blocks)) = (
+                dense_len(sendbuf, sendcount, sendtype),
+                dense_pair(recvbuf, recvcount, recvtype),
+            ) {
+                let mine = userbuf::bytes(sendbuf as usize, len);
+                if coll::pair::allgather(f, t.id, Some(&mine), &blocks)? {
+                    return Ok(None);
+                }
+            }
+        }
         let (ns, _) = fan(f, &t, over)?;
         let send = send_side(f, &t, over, sendbuf, || {
             buffer(f, sendbuf, sendcount, sendtype)
@@ -582,6 +615,16 @@ pub fn alltoall(
 ) -> c_int {
     finish(f, comm, request, || {
         let t = Target::of(f, comm)?;
+        if light_pair(&t, mode, over) && !in_place(sendbuf) {
+            if let (Some(send), Some(recv)) = (
+                dense_pair(sendbuf, sendcount, sendtype),
+                dense_pair(recvbuf, recvcount, recvtype),
+            ) {
+                if coll::pair::alltoall(f, t.id, &send, &recv)? {
+                    return Ok(None);
+                }
+            }
+        }
         let (ns, nd) = fan(f, &t, over)?;
         let send = send_side(f, &t, over, sendbuf, || {
             equal_blocks(f, sendbuf, nd, sendcount, sendtype)

@@ -24,7 +24,7 @@ static MESSAGES: Mutex<Slab<Unexpected>> = Mutex::new(Slab::new_const());
 /// Bytes of `n` elements of a predefined type whose elements lie dense, by table lookup;
 /// None for other types, a bad count, or a null buffer with data (those take
 /// [`buffer`], which checks them and names the error).
-fn dense_len(buf: *const c_void, n: i64, datatype: usize) -> Option<usize> {
+pub(crate) fn dense_len(buf: *const c_void, n: i64, datatype: usize) -> Option<usize> {
     let size = types::predefined_dense(datatype)?.size();
     let len = usize::try_from(n).ok()?.checked_mul(size as usize)?;
     (!buf.is_null() || len == 0).then_some(len)
