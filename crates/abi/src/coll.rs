@@ -20,7 +20,7 @@ use crossmpi_core::datatype::op::Op;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::reduce::ReduceOp;
 use crossmpi_core::request::{ReqId, PROC_NULL};
-use crossmpi_core::runtime;
+use crossmpi_core::runtime::{self, Runtime};
 use crossmpi_core::userbuf::{self, UserBuf};
 use std::os::raw::{c_int, c_void};
 use std::sync::OnceLock;
@@ -110,12 +110,13 @@ impl Target {
     }
 }
 
-/// Whether a call may take the light path of a blocking collective on a communicator of
-/// two members (which then checks that they share a node): the path moves bytes, so
-/// predefined dense types need no typed buffers there (building them is a sizeable part
-/// of such a call).
-fn light_pair(t: &Target, mode: Mode, over: Over) -> bool {
-    mode == Mode::Blocking && over == Over::Comm && t.remote.is_none() && t.size == 2
+/// `comm` as the light path of two-member communicators on one node takes it: resolved
+/// under that call's lock, so the call takes the lock once. A call the light path does
+/// not serve (it returns false, having done nothing) goes on to the general path.
+/// Predefined dense types enter it as bytes over the user's memory: no typed buffers,
+/// whose building is a sizeable part of such a call.
+fn light(f: &str, comm: usize) -> impl coll::pair::Which + '_ {
+    move |rt: &Runtime| resolve(rt, f, comm)
 }
 
 /// The two blocks of `count` elements of a predefined dense type at `base`, as bytes.
@@ -226,6 +227,9 @@ fn finish(
 
 pub fn barrier(f: &'static str, mode: Mode, comm: usize, request: *mut usize) -> c_int {
     finish(f, comm, request, || {
+        if mode == Mode::Blocking && coll::pair::barrier(f, light(f, comm))? {
+            return Ok(None);
+        }
         let t = Target::of(f, comm)?;
         coll::barrier_call(f, t.id, mode)
     })
@@ -242,15 +246,14 @@ pub fn bcast(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
         no_in_place(f, "buffer", buf)?;
-        if light_pair(&t, mode, Over::Comm) {
-            if let Some(len) = dense_len(buf, n, dtype) {
-                if coll::pair::bcast(f, t.id, &userbuf::bytes(buf as usize, len), root)? {
-                    return Ok(None);
-                }
+        if let (Mode::Blocking, Some(len)) = (mode, dense_len(buf, n, dtype)) {
+            let data = userbuf::bytes(buf as usize, len);
+            if coll::pair::bcast(f, light(f, comm), &data, root)? {
+                return Ok(None);
             }
         }
+        let t = Target::of(f, comm)?;
         // MPI_PROC_NULL on an intercommunicator: the buffer is not used.
         let n = if t.idle(root) { 0 } else { n };
         coll::bcast(f, t.id, mode, buffer(f, buf, n, dtype)?, root)
@@ -541,18 +544,18 @@ pub fn allgather(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        if light_pair(&t, mode, over) && !in_place(sendbuf) {
+        if mode == Mode::Blocking && over == Over::Comm && !in_place(sendbuf) {
             if let (Some(len), Some(blocks)) = (
                 dense_len(sendbuf, sendcount, sendtype),
                 dense_pair(recvbuf, recvcount, recvtype),
             ) {
                 let mine = userbuf::bytes(sendbuf as usize, len);
-                if coll::pair::allgather(f, t.id, Some(&mine), &blocks)? {
+                if coll::pair::allgather(f, light(f, comm), Some(&mine), &blocks)? {
                     return Ok(None);
                 }
             }
         }
+        let t = Target::of(f, comm)?;
         let (ns, _) = fan(f, &t, over)?;
         let send = send_side(f, &t, over, sendbuf, || {
             buffer(f, sendbuf, sendcount, sendtype)
@@ -614,17 +617,17 @@ pub fn alltoall(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
-        if light_pair(&t, mode, over) && !in_place(sendbuf) {
+        if mode == Mode::Blocking && over == Over::Comm && !in_place(sendbuf) {
             if let (Some(send), Some(recv)) = (
                 dense_pair(sendbuf, sendcount, sendtype),
                 dense_pair(recvbuf, recvcount, recvtype),
             ) {
-                if coll::pair::alltoall(f, t.id, &send, &recv)? {
+                if coll::pair::alltoall(f, light(f, comm), &send, &recv)? {
                     return Ok(None);
                 }
             }
         }
+        let t = Target::of(f, comm)?;
         let (ns, nd) = fan(f, &t, over)?;
         let send = send_side(f, &t, over, sendbuf, || {
             equal_blocks(f, sendbuf, nd, sendcount, sendtype)
@@ -732,10 +735,18 @@ pub fn allreduce(
     request: *mut usize,
 ) -> c_int {
     finish(f, comm, request, || {
-        let t = Target::of(f, comm)?;
         let o = reduce_op(f, op)?;
-        let send = send_or_in_place(f, &t, sendbuf, || buffer(f, sendbuf, n, dtype))?;
         let recv = buffer(f, recvbuf, n, dtype)?;
+        if mode == Mode::Blocking {
+            let send = (!in_place(sendbuf))
+                .then(|| buffer(f, sendbuf, n, dtype))
+                .transpose()?;
+            if coll::pair::allreduce(f, light(f, comm), send.as_ref(), &recv, &o)? {
+                return Ok(None);
+            }
+        }
+        let t = Target::of(f, comm)?;
+        let send = send_or_in_place(f, &t, sendbuf, || buffer(f, sendbuf, n, dtype))?;
         coll::allreduce(f, t.id, mode, send, recv, o)
     })
 }

@@ -295,7 +295,7 @@ fn build_barrier(s: &mut Sched) {
 
 /// `MPI_Barrier` / `MPI_Ibarrier`.
 pub fn barrier_call(function: &'static str, comm: CommId, mode: Mode) -> MpiResult<Option<ReqId>> {
-    if mode == Mode::Blocking && pair::barrier(function, comm)? {
+    if mode == Mode::Blocking && pair::barrier(function, pair::known(comm))? {
         return Ok(None);
     }
     sched::start(function, comm, mode, |s| {
@@ -312,7 +312,7 @@ pub fn bcast(
     buf: UserBuf,
     root: i32,
 ) -> MpiResult<Option<ReqId>> {
-    if mode == Mode::Blocking && pair::bcast(function, comm, &buf, root)? {
+    if mode == Mode::Blocking && pair::bcast(function, pair::known(comm), &buf, root)? {
         return Ok(None);
     }
     sched::start(function, comm, mode, |s| {
@@ -427,7 +427,9 @@ pub fn allgather(
     blocks: Vec<UserBuf>,
     whole_buf: Option<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
-    if mode == Mode::Blocking && pair::allgather(function, comm, send.as_ref(), &blocks)? {
+    if mode == Mode::Blocking
+        && pair::allgather(function, pair::known(comm), send.as_ref(), &blocks)?
+    {
         return Ok(None);
     }
     sched::start(function, comm, mode, |s| {
@@ -492,7 +494,7 @@ pub fn alltoall(
     recv: Vec<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
     if let (Mode::Blocking, Some(out)) = (mode, &send) {
-        if pair::alltoall(function, comm, out, &recv)? {
+        if pair::alltoall(function, pair::known(comm), out, &recv)? {
             return Ok(None);
         }
     }
@@ -629,7 +631,9 @@ pub fn allreduce(
     recv: UserBuf,
     op: ReduceOp,
 ) -> MpiResult<Option<ReqId>> {
-    if mode == Mode::Blocking && pair::allreduce(function, comm, send.as_ref(), &recv, &op)? {
+    if mode == Mode::Blocking
+        && pair::allreduce(function, pair::known(comm), send.as_ref(), &recv, &op)?
+    {
         return Ok(None);
     }
     sched::start(function, comm, mode, |s| {

@@ -9,6 +9,9 @@
 //! queue), all under one lock. A broadcast's root returns once its message is written,
 //! so back-to-back broadcasts pipeline.
 //!
+//! The communicator comes as a [`Which`]: the C layer passes its handle's resolution, so
+//! that the call takes the runtime lock once in all (and resolves the handle only there).
+//!
 //! It serves single-threaded processes only (`MPI_THREAD_MULTIPLE` keeps the schedule
 //! engine, whose posted receives other threads see), messages within the shared-memory
 //! eager limit, and collectives for which no algorithm is forced (`CROSSMPI_COLL_*`).
@@ -24,6 +27,16 @@ use crate::reduce::ReduceOp;
 use crate::request::{ReqId, SendMode};
 use crate::runtime::{self, Runtime, THREAD_MULTIPLE};
 use crate::userbuf::{self, UserBuf};
+
+/// The communicator of a call, resolved under the call's lock: the id itself, or the
+/// resolution of the caller's handle (whose error the call returns).
+pub trait Which: FnOnce(&Runtime) -> MpiResult<CommId> {}
+impl<F: FnOnce(&Runtime) -> MpiResult<CommId>> Which for F {}
+
+/// A communicator already resolved.
+pub fn known(comm: CommId) -> impl Which {
+    move |_: &Runtime| Ok(comm)
+}
 
 /// One light-path call: the pair, its tag, and this member's rank in it.
 struct Pair {
@@ -140,7 +153,7 @@ enum Into<'a> {
 /// scratch memory is kept for the next call.
 fn exchange<'a>(
     function: &str,
-    comm: CommId,
+    comm: impl Which,
     coll: &str,
     bytes: u64,
     route: impl FnOnce(usize) -> (Option<&'a UserBuf>, Into<'a>),
@@ -148,6 +161,7 @@ fn exchange<'a>(
 ) -> MpiResult<bool> {
     let len = bytes as usize;
     let second = len.next_multiple_of(16);
+    let mut comm = Some(comm);
     let mut route = Some(route);
     let mut finish = Some(finish);
     let mut pair: Option<Pair> = None;
@@ -159,7 +173,11 @@ fn exchange<'a>(
     // request paths need) runs every 32 rounds, as for a blocking receive.
     runtime::wait_for_polling(function, 32, |rt| {
         if let Some(route) = route.take() {
-            pair = Pair::open(rt, comm, coll, bytes);
+            let id = match comm.take().expect("resolved once")(rt) {
+                Ok(id) => id,
+                Err(e) => return Some(Err(e)),
+            };
+            pair = Pair::open(rt, id, coll, bytes);
             let Some(p) = pair.as_ref() else {
                 return Some(Ok(false));
             };
@@ -230,7 +248,7 @@ fn over(v: &mut [u8]) -> UserBuf {
 }
 
 /// `MPI_Barrier`: an empty message each way.
-pub fn barrier(function: &str, comm: CommId) -> MpiResult<bool> {
+pub fn barrier(function: &str, comm: impl Which) -> MpiResult<bool> {
     let none = over(&mut []);
     exchange(
         function,
@@ -243,7 +261,7 @@ pub fn barrier(function: &str, comm: CommId) -> MpiResult<bool> {
 }
 
 /// `MPI_Bcast` from `root` (an invalid root takes the general path, which reports it).
-pub fn bcast(function: &str, comm: CommId, buf: &UserBuf, root: i32) -> MpiResult<bool> {
+pub fn bcast(function: &str, comm: impl Which, buf: &UserBuf, root: i32) -> MpiResult<bool> {
     if !(0..2).contains(&root) {
         return Ok(false);
     }
@@ -267,7 +285,7 @@ pub fn bcast(function: &str, comm: CommId, buf: &UserBuf, root: i32) -> MpiResul
 /// contributions in rank order, so non-commutative operators get the same result.
 pub fn allreduce(
     function: &str,
-    comm: CommId,
+    comm: impl Which,
     send: Option<&UserBuf>,
     recv: &UserBuf,
     op: &ReduceOp,
@@ -299,7 +317,7 @@ pub fn allreduce(
 /// block going out is the one coming in).
 pub fn alltoall(
     function: &str,
-    comm: CommId,
+    comm: impl Which,
     send: &[UserBuf],
     recv: &[UserBuf],
 ) -> MpiResult<bool> {
@@ -324,7 +342,7 @@ pub fn alltoall(
 /// `MPI_Allgather(v)` (`send` `None`: in place, this member's block is in `blocks`).
 pub fn allgather(
     function: &str,
-    comm: CommId,
+    comm: impl Which,
     send: Option<&UserBuf>,
     blocks: &[UserBuf],
 ) -> MpiResult<bool> {
