@@ -8,26 +8,41 @@ use crate::handle::{self, store_status, Kind, MpiStatus};
 use crate::types;
 use crate::util::{count, out, slice, slice_mut};
 use crossmpi_core::comm::CommId;
+use crossmpi_core::datatype::Basic;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::matching::Unexpected;
 use crossmpi_core::p2p;
 use crossmpi_core::request::{Persistent, ReqId, SendMode, Status};
 use crossmpi_core::runtime::{self, Runtime};
 use crossmpi_core::slab::Slab;
-use crossmpi_core::userbuf::UserBuf;
+use crossmpi_core::userbuf::{self, UserBuf};
 use std::os::raw::{c_int, c_void};
 use std::sync::Mutex;
 
 /// Messages taken by `MPI_Mprobe`/`MPI_Improbe`, until `MPI_Mrecv` receives them.
 static MESSAGES: Mutex<Slab<Unexpected>> = Mutex::new(Slab::new_const());
 
-/// Bytes of `n` elements of a predefined type whose elements lie dense, by table lookup;
-/// None for other types, a bad count, or a null buffer with data (those take
-/// [`buffer`], which checks them and names the error).
+/// The type and count of `n` elements of a predefined type whose elements lie dense, by
+/// table lookup; None for other types, a bad count, or a null buffer with data (those
+/// take [`buffer`], which checks them and names the error).
+fn dense_parts(buf: *const c_void, n: i64, datatype: usize) -> Option<(Basic, u64)> {
+    let basic = types::predefined_dense(datatype)?;
+    let count = u64::try_from(n).ok()?;
+    let len = count.checked_mul(basic.size())?;
+    usize::try_from(len).ok()?;
+    (!buf.is_null() || len == 0).then_some((basic, count))
+}
+
+/// Bytes of `n` elements of a predefined dense type (see [`dense_parts`]).
 pub(crate) fn dense_len(buf: *const c_void, n: i64, datatype: usize) -> Option<usize> {
-    let size = types::predefined_dense(datatype)?.size();
-    let len = usize::try_from(n).ok()?.checked_mul(size as usize)?;
-    (!buf.is_null() || len == 0).then_some(len)
+    dense_parts(buf, n, datatype).map(|(basic, count)| (basic.size() * count) as usize)
+}
+
+/// `n` elements of a predefined dense type as a typed buffer, built without the general
+/// path's checks and layout computation (see [`dense_parts`]).
+pub(crate) fn dense_buffer(buf: *const c_void, n: i64, datatype: usize) -> Option<UserBuf> {
+    let (basic, count) = dense_parts(buf, n, datatype)?;
+    Some(userbuf::dense(buf as usize, count, basic))
 }
 
 /// A typed buffer argument, checked: count, datatype, and no NULL address for data that

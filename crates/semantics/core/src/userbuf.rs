@@ -7,16 +7,26 @@
 //! operation completes, which is what makes materialising the slices sound.
 
 use crossmpi_datatype::{Basic, Datatype};
-use std::sync::OnceLock;
 
 /// `len` plain bytes at `addr` (internal buffers: collectives, buffered sends).
 pub fn bytes(addr: usize, len: usize) -> UserBuf {
-    static BYTE: OnceLock<Datatype> = OnceLock::new();
-    UserBuf::new(
+    dense(addr, len as u64, Basic::Byte)
+}
+
+/// `count` elements of predefined type `basic` at `addr`, for a type whose elements lie
+/// dense (extent = size, no holes: the caller checks). The byte range is then the
+/// length itself, which [`UserBuf::new`] would compute from the layout of any type;
+/// the small calls of the light paths build several of these.
+pub fn dense(addr: usize, count: u64, basic: Basic) -> UserBuf {
+    let dtype = Datatype::basic(basic);
+    let hi = dtype.size().saturating_mul(count).min(i64::MAX as u64) as i64;
+    UserBuf {
         addr,
-        len as u64,
-        BYTE.get_or_init(|| Datatype::basic(Basic::Byte)).clone(),
-    )
+        count,
+        dtype,
+        lo: 0,
+        hi,
+    }
 }
 
 /// A typed buffer: `count` elements of `dtype` at address `addr`.
@@ -138,5 +148,25 @@ impl UserBuf {
         let (mem, _) = self.read();
         let o = offset as usize;
         Some(&mem[o..o + len])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_buffer_covers_what_the_general_constructor_computes() {
+        for len in [0usize, 1, 8, 4096] {
+            let quick = bytes(0x1000, len);
+            let general = UserBuf::new(0x1000, len as u64, Datatype::basic(Basic::Byte));
+            assert_eq!(
+                (quick.lo, quick.hi),
+                (general.lo, general.hi),
+                "{len} bytes"
+            );
+            assert_eq!(quick.bytes(), general.bytes());
+            assert!(quick.is_contiguous());
+        }
     }
 }
