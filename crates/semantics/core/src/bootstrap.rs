@@ -413,7 +413,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
                 me,
                 server,
                 cfg.impi_external32.clone(),
-                jc.resend_period,
+                jc,
             )?;
             (
                 node_of,
@@ -570,7 +570,7 @@ fn impi_route(
     me: u32,
     server: Option<ServerLink>,
     external32_setting: String,
-    resend_period: Duration,
+    jc: &JoinConfig,
 ) -> MpiResult<ImpiJoined> {
     let procs: Vec<Proc> = tables
         .procs()
@@ -601,7 +601,7 @@ fn impi_route(
         })
         .collect();
     let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
-    let route = ImpiRoute::new(links, link_of, relay_of, tr, resend_period)
+    let route = ImpiRoute::new(links, link_of, relay_of, tr, jc.resend_period, jc.sending)
         .map_err(|e| io_err("IMPI", e))?;
     let all_crossmpi = tables.all_crossmpi();
     let external32 = impi_startup::external32_needed(tables, &external32_setting);

@@ -14,6 +14,8 @@
 //! Owns: connections and byte streams. Must not touch: MPI matching or datatypes.
 
 mod conn;
+mod unsent;
 pub mod wire;
 
 pub use conn::{Connection, Incoming, Listener};
+pub use unsent::limit_unsent;

@@ -21,9 +21,29 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 use translate::{Arrival, Translator};
 
-/// Queued bytes to one host beyond which no more packets are translated until the socket
-/// takes some: bounds the copy of a long message to what the connection can absorb.
-const WRITE_HIGH_WATER: usize = 4 << 20;
+/// How much a connection holds ahead of the wire (`CROSSMPI_IMPI_WRITE_AHEAD`,
+/// `CROSSMPI_IMPI_UNSENT`; docs/tunables.md). A reply to a peer's long message (the
+/// SYNCACK its data waits for) is built before our own queued frames to that peer, but
+/// once built it goes after every packet built before it, in our queue and in the
+/// kernel's: both are kept short so that it does not wait behind megabytes of bulk
+/// data (docs/impi-relay.md, "Trunking bandwidth").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sending {
+    /// Queued bytes to one host beyond which no more packets are built until the socket
+    /// takes some.
+    pub write_ahead: usize,
+    /// Bytes the kernel may hold unsent on each host connection (`TCP_NOTSENT_LOWAT`).
+    pub unsent: u32,
+}
+
+impl Default for Sending {
+    fn default() -> Sending {
+        Sending {
+            write_ahead: 256 << 10,
+            unsent: 128 << 10,
+        }
+    }
+}
 
 /// Bytes a connection reads ahead into its own buffer: several small packets per read,
 /// while the payload of a larger packet mostly goes straight to its destination.
@@ -142,6 +162,7 @@ pub struct ImpiRoute {
     stall_period: Duration,
     next_stall_check: Instant,
     epoll: crate::progress::Epoll,
+    write_ahead: usize,
 }
 
 impl ImpiRoute {
@@ -153,6 +174,7 @@ impl ImpiRoute {
         relay_of: Vec<Option<u32>>,
         tr: Translator,
         stall_period: Duration,
+        sending: Sending,
     ) -> Result<ImpiRoute, String> {
         let epoll = crate::progress::Epoll::new().map_err(|e| e.to_string())?;
         for l in &links {
@@ -160,8 +182,12 @@ impl ImpiRoute {
                 .add(std::os::fd::AsRawFd::as_raw_fd(&l.sock))
                 .map_err(|e| e.to_string())?;
         }
+        for l in &links {
+            crossmpi_tcp::limit_unsent(&l.sock, sending.unsent).map_err(|e| e.to_string())?;
+        }
         let n = link_of.len();
         Ok(ImpiRoute {
+            write_ahead: sending.write_ahead,
             links,
             relay_of,
             link_of,
@@ -396,10 +422,21 @@ impl ImpiRoute {
             return;
         };
         let w = to as usize;
-        while self.links[l].pending() < WRITE_HIGH_WATER {
-            let Some(front) = st.peers[w].queue.front() else {
+        while self.links[l].pending() < self.write_ahead {
+            // A reply to the peer's own messages goes before our queued frames to it
+            // (even between the packets of a long message's data): the peer's data, or
+            // its synchronous send, waits for it. IMPI orders the packets of each
+            // message, and a reply is a packet of none of ours; packets are numbered
+            // (for resends) only as they are built, below.
+            let at = st.peers[w]
+                .queue
+                .iter()
+                .position(|f| matches!(f.head.frame, Frame::Cts { .. } | Frame::SyncAck { .. }))
+                .unwrap_or(0);
+            let Some(front) = st.peers[w].queue.get(at) else {
                 break;
             };
+            let done = if at == 0 { self.done[w] } else { 0 };
             let frame = front.head.frame;
             let payload_len = match frame {
                 Frame::Eager { len, .. } => len,
@@ -408,7 +445,7 @@ impl ImpiRoute {
             let mut blocked = false;
             let next = self
                 .tr
-                .next_packet(to, &frame, payload_len, self.done[w], &mut blocked);
+                .next_packet(to, &frame, payload_len, done, &mut blocked);
             if blocked {
                 break;
             }
@@ -427,15 +464,19 @@ impl ImpiRoute {
                     link.queue_packet(&o.packet);
                     source.queue(o.offset, o.len, &mut link.out);
                 }
-                self.done[w] += o.len;
-                let more = matches!(frame, Frame::Data { .. })
-                    && self.done[w] < self.tr.streamed_len(payload_len);
-                if more {
-                    continue;
+                if at == 0 {
+                    self.done[w] += o.len;
+                    let more = matches!(frame, Frame::Data { .. })
+                        && self.done[w] < self.tr.streamed_len(payload_len);
+                    if more {
+                        continue;
+                    }
                 }
             }
-            self.done[w] = 0;
-            let finished = st.peers[w].queue.pop_front().and_then(|f| f.on_written);
+            if at == 0 {
+                self.done[w] = 0;
+            }
+            let finished = st.peers[w].queue.remove(at).and_then(|f| f.on_written);
             if let Frame::Cts { msg, rreq } = frame {
                 let piece = self.tr.matched_long(to, msg, rreq);
                 if !piece.is_empty() {

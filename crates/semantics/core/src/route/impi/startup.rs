@@ -132,6 +132,9 @@ pub struct JoinConfig {
     /// its kept packets confirmed before its receiver is asked for its count
     /// (`CROSSMPI_IMPI_RESEND_MS`).
     pub resend_period: Duration,
+    /// How much each host connection holds ahead of the wire (`CROSSMPI_IMPI_WRITE_AHEAD`,
+    /// `CROSSMPI_IMPI_UNSENT`).
+    pub sending: super::Sending,
 }
 
 impl JoinConfig {
@@ -155,6 +158,7 @@ impl JoinConfig {
                     .ok_or(format!("{name}={v:?} is not a positive whole number")),
             }
         };
+        let sending = super::Sending::default();
         Ok(Some(JoinConfig {
             client,
             server,
@@ -163,6 +167,10 @@ impl JoinConfig {
             hiwater: num("CROSSMPI_IMPI_HIWATER", 512)?,
             timeout,
             resend_period: Duration::from_millis(num("CROSSMPI_IMPI_RESEND_MS", 1000)?.into()),
+            sending: super::Sending {
+                write_ahead: num("CROSSMPI_IMPI_WRITE_AHEAD", sending.write_ahead as u32)? as usize,
+                unsent: num("CROSSMPI_IMPI_UNSENT", sending.unsent)?,
+            },
         }))
     }
 }
@@ -535,6 +543,7 @@ mod tests {
             hiwater: 8,
             timeout: Duration::from_secs(1),
             resend_period: Duration::from_secs(1),
+            sending: crate::route::impi::Sending::default(),
         }
     }
 

@@ -55,6 +55,7 @@ fn setup_with(flow: FlowParams) -> (ImpiRoute, State, TcpStream) {
         vec![None],
         tr,
         Duration::from_secs(1),
+        Sending::default(),
     )
     .unwrap();
     let st = three_ranks();
@@ -185,10 +186,9 @@ fn protoacks_go_at_once_when_the_window_is_tight() {
     assert_eq!((ack.ty, ack.dest), (PacketType::ProtoAck, proc_(2, 20)));
 }
 
-#[test]
-fn a_long_send_to_a_process_of_a_shared_host() {
-    let (mut route, mut st, mut peer) = setup();
-    let msg: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+/// Starts a standard send of `msg` (which must outlive it) to world rank 2 (process 21
+/// of the peer host) and lets the route take it.
+fn send_to_rank_2(route: &mut ImpiRoute, st: &mut State, msg: &[u8]) -> crate::request::ReqId {
     let env = Envelope {
         context: 0,
         src: 0,
@@ -200,7 +200,76 @@ fn a_long_send_to_a_process_of_a_shared_host() {
         env,
         SendMode::Standard,
     );
+    route.flush(st, 2);
+    req
+}
+
+#[test]
+fn a_reply_to_the_peer_goes_before_our_queued_long_data() {
+    // Marks that neither stop our data nor make us acknowledge within this exchange.
+    let (mut route, mut st, mut peer) = setup_with(FlowParams::new(16, 64).unwrap());
+    // Our long message to process 2 of the peer host: its first piece, then its answer.
+    let msg: Vec<u8> = (0..4 * MAX).map(|i| i as u8).collect();
+    let req = send_to_rank_2(&mut route, &mut st, &msg);
+    let (first, _) = read_packet(&mut peer);
+    assert_eq!(first.ty, PacketType::DataSync);
+    let mut ack = PacketRepr::control(PacketType::SyncAck, proc_(2, 21), proc_(1, 10));
+    ack.srqid = first.srqid;
+    ack.drqid = 77;
+    peer.write_all(&ack.emit()).unwrap();
+    poll_until_read(&mut route, &mut st);
+    // Before our data is built, that process starts a long message to us, which a
+    // posted receive matches: the answer (a SYNCACK) queues behind our data frame.
+    let mut got = vec![0u8; 2 * MAX as usize];
+    let recv = st.start_recv(
+        userbuf::bytes(got.as_mut_ptr() as usize, got.len()),
+        0,
+        2,
+        5,
+    );
+    let theirs: Vec<u8> = (0..2 * MAX).map(|i| (i * 7) as u8).collect();
+    let mut p = PacketRepr::control(PacketType::DataSync, proc_(2, 21), proc_(1, 10));
+    p.data_len = MAX;
+    p.msglen = theirs.len() as u64;
+    p.lsrank = 2;
+    p.tag = 5;
+    p.srqid = 5;
+    let mut wire = p.emit().to_vec();
+    wire.extend_from_slice(&theirs[..MAX as usize]);
+    peer.write_all(&wire).unwrap();
+    poll_until_read(&mut route, &mut st);
     route.flush(&mut st, 2);
+    // The SYNCACK leaves first, then our data, whole and in order.
+    let (reply, _) = read_packet(&mut peer);
+    assert_eq!(
+        (reply.ty, reply.srqid, reply.dest),
+        (PacketType::SyncAck, 5, proc_(2, 21))
+    );
+    let mut rest = Vec::new();
+    while rest.len() < msg.len() - MAX as usize {
+        let (p, body) = read_packet(&mut peer);
+        assert_eq!((p.ty, p.drqid), (PacketType::Data, 77));
+        rest.extend(body);
+    }
+    assert_eq!(rest, msg[MAX as usize..]);
+    drive(&mut route, &mut st, |st| st.is_done(req));
+    // Their data, sent on the reply, completes the receive.
+    let mut p = PacketRepr::control(PacketType::Data, proc_(2, 21), proc_(1, 10));
+    p.drqid = reply.drqid;
+    p.msglen = theirs.len() as u64;
+    p.data_len = MAX;
+    let mut wire = p.emit().to_vec();
+    wire.extend_from_slice(&theirs[MAX as usize..]);
+    peer.write_all(&wire).unwrap();
+    drive(&mut route, &mut st, |st| st.is_done(recv));
+    assert_eq!(got, theirs);
+}
+
+#[test]
+fn a_long_send_to_a_process_of_a_shared_host() {
+    let (mut route, mut st, mut peer) = setup();
+    let msg: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+    let req = send_to_rank_2(&mut route, &mut st, &msg);
     let (first, piece) = read_packet(&mut peer);
     assert_eq!(
         (first.ty, first.dest, first.msglen),
@@ -284,6 +353,7 @@ fn two_relays(stall_period: Duration) -> (ImpiRoute, State, TcpStream, TcpStream
         vec![Some(1); 2],
         tr,
         stall_period,
+        Sending::default(),
     )
     .unwrap();
     let st = three_ranks();
