@@ -11,7 +11,7 @@ use crate::consts::HANDLE_CONSTANTS;
 use crate::error::{call, Scope};
 use crate::handle::{self, Kind};
 use crate::op;
-use crate::p2p::{buffer, dense_len};
+use crate::p2p::{buffer, dense_buffer, dense_len};
 use crate::types;
 use crate::util::{count, out, slice};
 use crossmpi_core::coll::{self, sched::Mode, Flow, ROOT};
@@ -736,15 +736,19 @@ pub fn allreduce(
 ) -> c_int {
     finish(f, comm, request, || {
         let o = reduce_op(f, op)?;
-        let recv = buffer(f, recvbuf, n, dtype)?;
-        if mode == Mode::Blocking {
-            let send = (!in_place(sendbuf))
-                .then(|| buffer(f, sendbuf, n, dtype))
-                .transpose()?;
+        let pair_bufs = match (mode, dense_buffer(recvbuf, n, dtype)) {
+            (Mode::Blocking, Some(recv)) if in_place(sendbuf) => Some((None, recv)),
+            (Mode::Blocking, Some(recv)) => {
+                dense_buffer(sendbuf, n, dtype).map(|s| (Some(s), recv))
+            }
+            _ => None,
+        };
+        if let Some((send, recv)) = pair_bufs {
             if coll::pair::allreduce(f, light(f, comm), send.as_ref(), &recv, &o)? {
                 return Ok(None);
             }
         }
+        let recv = buffer(f, recvbuf, n, dtype)?;
         let t = Target::of(f, comm)?;
         let send = send_or_in_place(f, &t, sendbuf, || buffer(f, sendbuf, n, dtype))?;
         coll::allreduce(f, t.id, mode, send, recv, o)

@@ -39,8 +39,8 @@ pub(crate) fn dense_len(buf: *const c_void, n: i64, datatype: usize) -> Option<u
 }
 
 /// `n` elements of a predefined dense type as a typed buffer, built without the general
-/// path's checks and layout computation (see [`dense_parts`]): what most calls pass.
-fn dense_buffer(buf: *const c_void, n: i64, datatype: usize) -> Option<UserBuf> {
+/// path's checks and layout computation (see [`dense_parts`]).
+pub(crate) fn dense_buffer(buf: *const c_void, n: i64, datatype: usize) -> Option<UserBuf> {
     let (basic, count) = dense_parts(buf, n, datatype)?;
     Some(userbuf::dense(buf as usize, count, basic))
 }
@@ -48,9 +48,6 @@ fn dense_buffer(buf: *const c_void, n: i64, datatype: usize) -> Option<UserBuf> 
 /// A typed buffer argument, checked: count, datatype, and no NULL address for data that
 /// would lie near address 0 (NULL is also `MPI_BOTTOM`, legal with absolute addresses).
 pub fn buffer(function: &str, buf: *const c_void, n: i64, datatype: usize) -> MpiResult<UserBuf> {
-    if let Some(b) = dense_buffer(buf, n, datatype) {
-        return Ok(b);
-    }
     let n = count(function, "count", n)?;
     let t = types::committed(function, "datatype", datatype)?;
     let b = UserBuf::new(buf as usize, n, t);
