@@ -140,7 +140,8 @@ pub struct Sched<'f> {
 /// unexpected queue when that grew), as a blocking receive does: no request to post,
 /// match and reap. Only a blocking call's schedule, which polls until it completes,
 /// receives this way; a nonblocking one posts its receives, so a message that arrives
-/// while the application computes lands in place.
+/// while the application computes lands in place. Receives beyond the eager limit stay
+/// posted too: their rendezvous then answers from the progress engine at once.
 struct Direct {
     local: usize,
     from: u32,
@@ -447,13 +448,15 @@ impl<'f> Sched<'f> {
                 );
                 let buf = self.slice(data);
                 match rt.st.peers[w as usize].route {
-                    Route::Shm { local } if self.direct => self.b.direct.push(Direct {
-                        local,
-                        from: w,
-                        key,
-                        buf,
-                        searched: None,
-                    }),
+                    Route::Shm { local } if self.direct && buf.bytes() <= rt.st.shm_eager => {
+                        self.b.direct.push(Direct {
+                            local,
+                            from: w,
+                            key,
+                            buf,
+                            searched: None,
+                        })
+                    }
                     _ => {
                         let req = rt.st.start_recv(buf, key.0, key.1, key.2);
                         self.b.posted.push(req);
