@@ -119,16 +119,22 @@ fn whole(s: &Sched) -> Team<'static> {
     Team::all(s.size(), s.rank)
 }
 
-fn distinct(key: &[u32]) -> usize {
+/// True when `key` holds more than one value. Every collective call asks this of the
+/// sites (and barrier and bcast of the nodes), so it must not allocate.
+fn several(key: &[u32]) -> bool {
+    key.first().is_some_and(|&k| key.iter().any(|&x| x != k))
+}
+
+/// True when some value occurs more than once in `key`.
+fn repeats(key: &[u32]) -> bool {
     let mut v: Vec<u32> = key.to_vec();
     v.sort_unstable();
-    v.dedup();
-    v.len()
+    v.windows(2).any(|w| w[0] == w[1])
 }
 
 /// How this communicator's collectives treat sites: `Flat` when it spans one site.
 fn wan(s: &Sched) -> Wan {
-    if distinct(&s.sites) > 1 {
+    if several(&s.sites) {
         s.wan
     } else {
         Wan::Flat
@@ -191,8 +197,7 @@ fn ordered_levels(s: &Sched) -> bool {
 /// True when a two-level scheme pays: more than one node, and some node with more than
 /// one member.
 fn spans_nodes(s: &Sched) -> bool {
-    let n = distinct(&s.nodes);
-    n > 1 && n < s.nodes.len()
+    several(&s.nodes) && repeats(&s.nodes)
 }
 
 // ---------------------------------------------------------------- argument checks
@@ -769,4 +774,26 @@ pub fn neighbor_counts(function: &str, comm: CommId) -> MpiResult<(usize, usize)
         let (src, dst) = c.neighbors().ok_or_else(|| no_topology(function))?;
         Ok((src.len(), dst.len()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{repeats, several};
+
+    #[test]
+    fn several_tells_one_value_from_more() {
+        assert!(!several(&[]));
+        assert!(!several(&[3]));
+        assert!(!several(&[3, 3, 3]));
+        assert!(several(&[3, 3, 4]));
+        assert!(several(&[4, 3]));
+    }
+
+    #[test]
+    fn repeats_finds_a_value_held_twice_wherever_it_is() {
+        assert!(!repeats(&[]));
+        assert!(!repeats(&[0, 1, 2]));
+        assert!(repeats(&[0, 1, 0]));
+        assert!(repeats(&[2, 2]));
+    }
 }

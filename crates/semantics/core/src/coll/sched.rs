@@ -20,6 +20,8 @@
 use crate::comm::{Comm, CommId, Group};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
+use crate::p2p::DirectArrival;
+use crate::proto::Route;
 use crate::reduce::ReduceOp;
 use crate::request::{ReqId, ReqKind, Request, SendMode, Status};
 use crate::runtime::{self, Runtime};
@@ -122,11 +124,31 @@ pub struct Sched<'f> {
     pub wan: super::select::Wan,
     /// Process topology of the communicator (neighbourhood collectives).
     pub topology: Option<Arc<crate::topo::Topology>>,
-    b: Buffers,
+    /// Boxed: a blocking call builds its schedule in place and hands the vectors on to
+    /// the next call, so moving them must cost a pointer, not the vectors' headers.
+    b: Box<Buffers>,
     /// The operator and the element type of `Reduce` steps.
     reduction: Option<(ReduceOp, Datatype)>,
     next: usize,
     finished: bool,
+    /// Receives from peers on this node are taken straight from their rings
+    /// ([`Direct`]): set for blocking calls of processes below `MPI_THREAD_MULTIPLE`.
+    direct: bool,
+}
+
+/// A receive taken straight from a local peer's ring by polling its head cell (and the
+/// unexpected queue when that grew), as a blocking receive does: no request to post,
+/// match and reap. Only a blocking call's schedule, which polls until it completes,
+/// receives this way; a nonblocking one posts its receives, so a message that arrives
+/// while the application computes lands in place. Receives beyond the eager limit stay
+/// posted too: their rendezvous then answers from the progress engine at once.
+struct Direct {
+    local: usize,
+    from: u32,
+    key: (u64, i32, i32),
+    buf: UserBuf,
+    /// The matching engine's arrival count when the unexpected queue was last searched.
+    searched: Option<u64>,
 }
 
 /// The vectors of a schedule, kept between blocking calls so a small collective does
@@ -139,6 +161,7 @@ pub struct Buffers {
     finals: Vec<Step>,
     steps: Vec<Step>,
     posted: Vec<ReqId>,
+    direct: Vec<Direct>,
 }
 
 impl Buffers {
@@ -149,6 +172,7 @@ impl Buffers {
         self.finals.clear();
         self.steps.clear();
         self.posted.clear();
+        self.direct.clear();
     }
 }
 
@@ -175,6 +199,7 @@ impl<'f> Sched<'f> {
             reduction: None,
             next: 0,
             finished: false,
+            direct: false,
         })
     }
 
@@ -344,6 +369,12 @@ impl<'f> Sched<'f> {
             return Advance::Done(Ok(()));
         }
         loop {
+            if !self.b.direct.is_empty() {
+                self.poll_direct(rt);
+                if !self.b.direct.is_empty() {
+                    return Advance::Running;
+                }
+            }
             if !self.b.posted.is_empty() {
                 if !self.b.posted.iter().all(|&r| rt.st.is_done(r)) {
                     return Advance::Running;
@@ -376,7 +407,10 @@ impl<'f> Sched<'f> {
             if sent {
                 rt.flush();
             }
-            if self.b.posted.is_empty() && self.next >= self.b.steps.len() {
+            if self.b.posted.is_empty()
+                && self.b.direct.is_empty()
+                && self.next >= self.b.steps.len()
+            {
                 self.finished = true;
                 return Advance::Done(Ok(()));
             }
@@ -392,21 +426,42 @@ impl<'f> Sched<'f> {
                     src: self.rank as i32,
                     tag: self.tag | bit | subtag_bits(subtag),
                 };
-                let req = rt
-                    .st
-                    .start_send(self.slice(data), w, env, SendMode::Standard);
+                let buf = self.slice(data);
+                // A small message to a peer on this node goes straight into its ring
+                // when it can (nothing queued before it, a free cell): no request to
+                // create, queue, flush and reap, the bulk of a small collective's cost.
+                if let Route::Shm { local } = rt.st.peers[w as usize].route {
+                    if rt.write_inline(w, local, env, &buf) {
+                        return Ok(());
+                    }
+                }
+                let req = rt.st.start_send(buf, w, env, SendMode::Standard);
                 self.b.posted.push(req);
                 *sent = true;
             }
             Step::Recv { from, data, subtag } => {
-                let (_, bit) = self.world_of(from);
-                let req = rt.st.start_recv(
-                    self.slice(data),
+                let (w, bit) = self.world_of(from);
+                let key = (
                     self.context,
                     Self::rank_of(from) as i32,
                     self.tag | bit | subtag_bits(subtag),
                 );
-                self.b.posted.push(req);
+                let buf = self.slice(data);
+                match rt.st.peers[w as usize].route {
+                    Route::Shm { local } if self.direct && buf.bytes() <= rt.st.shm_eager => {
+                        self.b.direct.push(Direct {
+                            local,
+                            from: w,
+                            key,
+                            buf,
+                            searched: None,
+                        })
+                    }
+                    _ => {
+                        let req = rt.st.start_recv(buf, key.0, key.1, key.2);
+                        self.b.posted.push(req);
+                    }
+                }
             }
             _ => self.run_local(i)?,
         }
@@ -415,6 +470,20 @@ impl<'f> Sched<'f> {
 }
 
 impl Sched<'_> {
+    /// One poll of every direct receive of the round: those that arrived leave the list
+    /// (a message found in the unexpected queue becomes a posted request).
+    fn poll_direct(&mut self, rt: &mut Runtime) {
+        let posted = &mut self.b.posted;
+        self.b.direct.retain_mut(|d| {
+            match rt.poll_direct(d.local, d.from, d.key, &d.buf, &mut d.searched) {
+                Some(DirectArrival::Matched(req)) => posted.push(req),
+                Some(DirectArrival::Received(_)) => {}
+                None => return true,
+            }
+            false
+        });
+    }
+
     /// Runs a local step (reduce, copy, unpack; nothing for the others).
     fn run_local(&mut self, i: usize) -> MpiResult<()> {
         match self.b.steps[i] {
@@ -526,23 +595,23 @@ pub fn run<'f>(
     let mut build = Some(build);
     runtime::wait_for(function, |rt| {
         if sched.is_none() {
-            let made = Sched::new(rt, function, comm).and_then(|mut s| {
-                (build.take().expect("built once"))(&mut s)?;
-                s.seal();
-                Ok(s)
-            });
-            match made {
-                Ok(s) => sched = Some(s),
-                Err(e) => {
-                    give_back_tag(rt, comm);
-                    return Some(Err(e));
-                }
+            let direct = rt.thread_level != runtime::THREAD_MULTIPLE;
+            let s = match Sched::new(rt, function, comm) {
+                Ok(s) => sched.insert(s),
+                Err(e) => return Some(Err(e)),
+            };
+            s.direct = direct;
+            if let Err(e) = (build.take().expect("built once"))(s) {
+                give_back_tag(rt, comm);
+                return Some(Err(e));
             }
+            s.seal();
         }
-        match sched.as_mut().expect("schedule built").advance(rt) {
+        let s = sched.as_mut().expect("schedule built");
+        match s.advance(rt) {
             Advance::Running => None,
             Advance::Done(r) => {
-                let mut b = std::mem::take(&mut sched.as_mut().expect("schedule built").b);
+                let mut b = std::mem::take(&mut s.b);
                 b.clear();
                 rt.colls.spare = Some(b);
                 Some(r)
@@ -556,7 +625,7 @@ pub fn run<'f>(
 pub struct Active {
     running: Vec<(ReqId, Sched<'static>)>,
     /// Vectors of the last finished blocking schedule, for the next one.
-    spare: Option<Buffers>,
+    spare: Option<Box<Buffers>>,
     /// Scratch memory of the two-member light path ([`super::pair`]), kept between
     /// calls so a small reduction does not allocate.
     pub(super) pair_scratch: Vec<u8>,

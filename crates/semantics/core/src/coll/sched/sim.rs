@@ -36,6 +36,7 @@ impl Sched<'static> {
             reduction: None,
             next: 0,
             finished: false,
+            direct: false,
         }
     }
 }
