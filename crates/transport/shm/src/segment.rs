@@ -5,11 +5,23 @@
 //! offset 64     sleeping flag (own cache line: written by the owner, read by senders)
 //! offset 4096   ring of sender 0: cells x cell_bytes
 //!               ring of sender 1 ...
-//! cell:         state (u32: 0 empty, 1 full) | frame length (u32) | frame bytes
+//! cell:         state (u32: 0 empty, n >= 1 full with n frames) | length of the first
+//!               frame (u32) | its bytes | more frames, each at an 8-byte boundary:
+//!               length (u32) | unused (u32) | bytes
 //! ```
-//! The cell's state word is the only synchronisation: the sender writes the frame, then
-//! publishes it with a release store of `FULL`; the receiver reads it after an acquire
-//! load and hands the cell back with a release store of `EMPTY`.
+//! The cell's state word is the only synchronisation. The sender writes a frame into an
+//! empty cell and publishes it with state 1; the receiver reads it and hands the cell
+//! back with state 0 (a compare-and-swap from the count it read). So a small message
+//! costs one cache line each way, the line holding state, length and bytes.
+//!
+//! When every cell is full (the receiver has fallen behind: a broadcast root running
+//! ahead of its children, a window of small sends), the sender appends frames behind
+//! those of the cell it filled last, publishing each by raising the count with a
+//! compare-and-swap from n to n + 1. Exactly one of the two swaps on a cell wins: a
+//! receiver that read all n frames first takes the cell back, and the sender's frame
+//! then goes into the next cell, which is empty by then. A ring of 16 cells thus holds
+//! hundreds of small messages for a slow receiver, without costing a receiver that
+//! keeps up anything.
 
 use std::ffi::CString;
 use std::fmt;
@@ -19,9 +31,11 @@ use std::sync::atomic::{fence, AtomicU32, Ordering};
 const MAGIC: u64 = 0x6372_6f73_736d_7069; // "crossmpi"
 const HEADER_BYTES: usize = 4096;
 const SLEEPING_OFFSET: usize = 64;
+/// The state word and the first frame's length.
 const CELL_HEADER: usize = 8;
+/// The length word (and padding) before each frame appended behind the first.
+const FRAME_PREFIX: usize = 8;
 const EMPTY: u32 = 0;
-const FULL: u32 = 1;
 
 /// Shape of every inbox of a node; all local ranks must agree on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,8 +209,8 @@ impl Mapping {
     /// The frame bytes of a cell, for the side that currently owns the cell.
     fn bytes(&self, offset: usize, len: usize) -> &[u8] {
         assert!(offset + len <= self.len);
-        // SAFETY: in bounds; the cell protocol gives the caller exclusive ownership of
-        // these bytes between the acquire of the state word and its release.
+        // SAFETY: in bounds; the cell protocol gives the receiver the bytes of every frame
+        // the state word counts, from its acquire until the cell goes back.
         unsafe { std::slice::from_raw_parts(self.base.add(offset), len) }
     }
 
@@ -204,8 +218,20 @@ impl Mapping {
     fn bytes_mut(&self, offset: usize, len: usize) -> &mut [u8] {
         assert!(offset + len <= self.len);
         // SAFETY: in bounds; the sender owns an EMPTY cell exclusively until it publishes
-        // it, and &mut self on the Outbox prevents two writers in this process.
+        // it, and the bytes behind the last frame of a full cell until it appends there;
+        // &mut self on the Outbox prevents two writers in this process.
         unsafe { std::slice::from_raw_parts_mut(self.base.add(offset), len) }
+    }
+}
+
+impl Mapping {
+    /// Copies `len` bytes from offset `from` to offset `to` of the mapping.
+    fn copy_within(&self, from: usize, to: usize, len: usize) {
+        assert!(from + len <= self.len && to + len <= self.len);
+        // SAFETY: both ranges are in bounds (checked above) and the sender's own: the
+        // source behind the frames of a cell the receiver took back, the target an empty
+        // cell; they lie in different cells, so they do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(self.base.add(from), self.base.add(to), len) }
     }
 }
 
@@ -216,8 +242,42 @@ impl Drop for Mapping {
     }
 }
 
-fn cell_offset(layout: &InboxLayout, sender: usize, index: usize) -> usize {
-    HEADER_BYTES + sender * layout.ring_bytes() + index * layout.cell_bytes
+/// The cells of one sender's ring, as offsets in the mapping.
+#[derive(Clone, Copy)]
+struct Ring {
+    first: usize,
+    end: usize,
+    cell_bytes: usize,
+}
+
+impl Ring {
+    fn of(layout: &InboxLayout, sender: usize) -> Ring {
+        let first = HEADER_BYTES + sender * layout.ring_bytes();
+        Ring {
+            first,
+            end: first + layout.ring_bytes(),
+            cell_bytes: layout.cell_bytes,
+        }
+    }
+
+    /// The cell after the one at `cell`.
+    fn next(&self, cell: usize) -> usize {
+        let next = cell + self.cell_bytes;
+        if next == self.end {
+            self.first
+        } else {
+            next
+        }
+    }
+
+    /// The cell before the one at `cell`.
+    fn previous(&self, cell: usize) -> usize {
+        if cell == self.first {
+            self.end - self.cell_bytes
+        } else {
+            cell - self.cell_bytes
+        }
+    }
 }
 
 /// The receiving side: this rank's own inbox.
@@ -225,8 +285,50 @@ pub struct Inbox {
     map: Mapping,
     layout: InboxLayout,
     path: String,
-    heads: Vec<usize>,
+    /// Where this receiver stands in each sender's ring.
+    heads: Vec<Head>,
     unlinked: bool,
+}
+
+/// A receiver's place in one ring: the ring, the cell it reads (its offset in the
+/// mapping), how many of its frames it read and how many it last saw counted, the offset
+/// in the cell of the next frame behind the first, and the length of the frame last
+/// peeked.
+#[derive(Clone, Copy)]
+struct Head {
+    ring: Ring,
+    cell: usize,
+    read: u32,
+    seen: u32,
+    at: usize,
+    len: usize,
+}
+
+impl Head {
+    fn at_cell(ring: Ring, cell: usize) -> Head {
+        Head {
+            ring,
+            cell,
+            read: 0,
+            seen: 0,
+            at: 0,
+            len: 0,
+        }
+    }
+
+    /// Moves past the frame peeked last (behind which another frame waits).
+    fn step(&mut self) {
+        self.at = if self.read == 1 {
+            next_frame(CELL_HEADER + self.len)
+        } else {
+            next_frame(self.at + FRAME_PREFIX + self.len)
+        };
+    }
+}
+
+/// The offset at which the frame after one ending at `end` starts.
+fn next_frame(end: usize) -> usize {
+    end.next_multiple_of(8)
 }
 
 impl Inbox {
@@ -243,7 +345,12 @@ impl Inbox {
             map,
             layout,
             path: path.to_string(),
-            heads: vec![0; layout.senders],
+            heads: (0..layout.senders)
+                .map(|sender| {
+                    let ring = Ring::of(&layout, sender);
+                    Head::at_cell(ring, ring.first)
+                })
+                .collect(),
             unlinked: false,
         })
     }
@@ -261,35 +368,67 @@ impl Inbox {
     }
 
     /// The frame at the head of `sender`'s ring, if one has arrived.
-    pub fn peek(&self, sender: usize) -> Option<&[u8]> {
-        let off = cell_offset(&self.layout, sender, self.heads[sender]);
-        if self.map.word(off).load(Ordering::Acquire) != FULL {
-            return None;
+    pub fn peek(&mut self, sender: usize) -> Option<&[u8]> {
+        let h = &mut self.heads[sender];
+        let off = h.cell;
+        if h.read == h.seen {
+            let n = self.map.word(off).load(Ordering::Acquire);
+            if n <= h.read {
+                return None;
+            }
+            h.seen = n;
         }
-        let len = self.map.word(off + 4).load(Ordering::Relaxed) as usize;
-        let len = len.min(self.layout.frame_capacity());
-        Some(self.map.bytes(off + CELL_HEADER, len))
+        // The sender wrote the length before publishing the frame (acquired above); a
+        // length running past the cell would be a corrupt segment, cut to the cell.
+        let (len_at, data) = if h.read == 0 {
+            (off + 4, off + CELL_HEADER)
+        } else {
+            (off + h.at, off + h.at + FRAME_PREFIX)
+        };
+        let len = self.map.word(len_at).load(Ordering::Relaxed) as usize;
+        h.len = len.min(off + h.ring.cell_bytes - data);
+        let len = h.len;
+        Some(self.map.bytes(data, len))
     }
 
-    /// Hands the head cell of `sender`'s ring back to the sender.
-    pub fn pop(&mut self, sender: usize) {
-        let off = cell_offset(&self.layout, sender, self.heads[sender]);
-        self.map.word(off).store(EMPTY, Ordering::Release);
-        self.heads[sender] = (self.heads[sender] + 1) % self.layout.cells;
+    /// Consumes the frame [`Inbox::peek`] returned; once every frame of the cell is read,
+    /// hands the cell back, unless the sender appended another meanwhile. Returns whether
+    /// the cell went back.
+    pub fn pop(&mut self, sender: usize) -> bool {
+        let h = &mut self.heads[sender];
+        h.read += 1;
+        if h.read < h.seen {
+            h.step();
+            return false;
+        }
+        // A compare-and-swap, not a store: the sender may just be appending a frame to
+        // this cell; if its swap came first, that frame is read before the cell goes back.
+        let state = self.map.word(h.cell);
+        match state.compare_exchange(h.seen, EMPTY, Ordering::SeqCst, Ordering::Acquire) {
+            Ok(_) => {
+                *h = Head::at_cell(h.ring, h.ring.next(h.cell));
+                true
+            }
+            Err(n) => {
+                h.seen = n;
+                h.step();
+                false
+            }
+        }
     }
 
     /// Pops like [`Inbox::pop`] and tells whether the ring was full, the only case in which
-    /// the sender can be asleep waiting for this cell. The pop is a read-modify-write, so
+    /// the sender can be asleep waiting for room. The hand-back is a read-modify-write, so
     /// the check of the previous cell cannot be ordered before it: if the sender filled
     /// the ring, the previous cell (its last write) is still full, since cells are freed
     /// in order.
     pub fn pop_was_full(&mut self, sender: usize) -> bool {
-        let off = cell_offset(&self.layout, sender, self.heads[sender]);
-        self.map.word(off).swap(EMPTY, Ordering::SeqCst);
-        let previous = (self.heads[sender] + self.layout.cells - 1) % self.layout.cells;
-        self.heads[sender] = (self.heads[sender] + 1) % self.layout.cells;
-        let prev_off = cell_offset(&self.layout, sender, previous);
-        self.map.word(prev_off).load(Ordering::SeqCst) == FULL
+        let h = self.heads[sender];
+        if !self.pop(sender) {
+            return false;
+        }
+        let previous = h.ring.previous(h.cell);
+        self.map.word(previous).load(Ordering::SeqCst) != EMPTY
     }
 
     /// Announces that this rank is about to sleep. Callers must poll every ring once more
@@ -311,8 +450,13 @@ impl Drop for Inbox {
 pub struct Outbox {
     map: Mapping,
     layout: InboxLayout,
-    ring: usize,
+    cells: Ring,
+    /// The next cell to fill from empty (its offset in the mapping).
     tail: usize,
+    /// The cell filled last: its offset, where in it a frame appended behind its frames
+    /// would start, and how many frames it holds (its state word, unless the receiver
+    /// took it back).
+    last: Option<(usize, usize, u32)>,
 }
 
 impl Outbox {
@@ -346,8 +490,9 @@ impl Outbox {
         Ok(Outbox {
             map,
             layout,
-            ring,
-            tail: 0,
+            cells: Ring::of(&layout, ring),
+            tail: Ring::of(&layout, ring).first,
+            last: None,
         })
     }
 
@@ -360,19 +505,33 @@ impl Outbox {
         self.layout.frame_capacity()
     }
 
-    /// The next free cell, if the receiver has consumed it.
-    pub fn try_reserve(&mut self) -> Option<CellWriter<'_>> {
-        let off = cell_offset(&self.layout, self.ring, self.tail);
-        if self.map.word(off).load(Ordering::Acquire) != EMPTY {
-            return None;
+    /// Room for a frame of `len` bytes (at most [`Outbox::frame_capacity`]): the next
+    /// cell if the receiver has handed it back, else, when the ring is full, behind the
+    /// frames of the cell filled last if they leave room. None when neither.
+    pub fn try_reserve(&mut self, len: usize) -> Option<CellWriter<'_>> {
+        if self.map.word(self.tail).load(Ordering::Acquire) == EMPTY {
+            let cell = self.tail;
+            return Some(CellWriter {
+                outbox: self,
+                cell,
+                at: 4,
+                append: None,
+            });
         }
-        Some(CellWriter { outbox: self, off })
+        let (cell, at, frames) = self.last?;
+        (at + FRAME_PREFIX + len <= self.layout.cell_bytes).then_some(CellWriter {
+            outbox: self,
+            cell,
+            at,
+            append: Some(frames),
+        })
     }
 
-    /// Writes one frame made of `parts` if a cell is free. Returns None when the ring is
+    /// Writes one frame made of `parts` if there is room. Returns None when the ring is
     /// full, else whether the receiver is asleep and must be woken.
     pub fn try_send(&mut self, parts: &[&[u8]]) -> Option<bool> {
-        let mut cell = self.try_reserve()?;
+        let len = parts.iter().map(|p| p.len()).sum();
+        let mut cell = self.try_reserve(len)?;
         let buf = cell.buf();
         let mut at = 0;
         for p in parts {
@@ -380,6 +539,23 @@ impl Outbox {
             at += p.len();
         }
         Some(cell.commit(at))
+    }
+
+    /// Publishes the frame of `len` bytes written into the tail cell.
+    fn publish_fresh(&mut self, len: usize) -> bool {
+        let off = self.tail;
+        self.map.word(off + 4).store(len as u32, Ordering::Relaxed);
+        // A read-modify-write publishes the frame and orders the load of the sleeping
+        // flag after it (a locked instruction: cheaper than a store plus a full fence).
+        self.map.word(off).swap(1, Ordering::SeqCst);
+        self.last = Some((off, next_frame(CELL_HEADER + len), 1));
+        self.tail = self.cells.next(off);
+        // The receiver last wrote the next cell (handing it back), so reading its state
+        // word in the next send's reserve would miss the cache and stall that send for a
+        // cross-core transfer; asking for the line now overlaps the transfer with
+        // whatever the caller does until then (in a ping-pong: waiting for the reply).
+        self.map.prefetch(self.tail);
+        self.receiver_sleeping()
     }
 
     fn receiver_sleeping(&self) -> bool {
@@ -395,38 +571,65 @@ impl Outbox {
     }
 }
 
-/// A reserved cell: fill [`CellWriter::buf`], then [`CellWriter::commit`] the length.
+/// Reserved room for one frame: fill [`CellWriter::buf`], then [`CellWriter::commit`]
+/// the length.
 pub struct CellWriter<'a> {
     outbox: &'a mut Outbox,
-    off: usize,
+    /// The cell's offset in the mapping.
+    cell: usize,
+    /// Offset in the cell of the frame's length word.
+    at: usize,
+    /// Appending behind the frames of a full cell: their count.
+    append: Option<u32>,
 }
 
 impl CellWriter<'_> {
+    /// Offset in the cell of the frame's bytes.
+    fn data(&self) -> usize {
+        self.at
+            + if self.append.is_some() {
+                FRAME_PREFIX
+            } else {
+                4
+            }
+    }
+
+    /// The frame's bytes: from its start to the end of the cell.
     pub fn buf(&mut self) -> &mut [u8] {
-        self.outbox
-            .map
-            .bytes_mut(self.off + CELL_HEADER, self.outbox.layout.frame_capacity())
+        let data = self.data();
+        let o = &self.outbox;
+        o.map.bytes_mut(self.cell + data, o.cells.cell_bytes - data)
     }
 
     /// Publishes the frame; returns whether the receiver is asleep and must be woken.
     pub fn commit(self, len: usize) -> bool {
-        assert!(len <= self.outbox.layout.frame_capacity());
-        let map = &self.outbox.map;
-        map.word(self.off + 4).store(len as u32, Ordering::Relaxed);
+        let data = self.data();
+        let o = self.outbox;
+        assert!(data + len <= o.cells.cell_bytes);
+        let Some(n) = self.append else {
+            return o.publish_fresh(len);
+        };
+        let off = self.cell;
+        o.map
+            .word(off + self.at)
+            .store(len as u32, Ordering::Relaxed);
         // A read-modify-write publishes the frame and orders the load of the sleeping
-        // flag after it (a locked instruction: cheaper than a store plus a full fence).
-        map.word(self.off).swap(FULL, Ordering::SeqCst);
-        self.outbox.tail = (self.outbox.tail + 1) % self.outbox.layout.cells;
-        // The receiver last wrote the next cell (handing it back), so reading its state
-        // word in the next send's reserve would miss the cache and stall that send for a
-        // cross-core transfer; asking for the line now overlaps the transfer with
-        // whatever the caller does until then (in a ping-pong: waiting for the reply).
-        map.prefetch(cell_offset(
-            &self.outbox.layout,
-            self.outbox.ring,
-            self.outbox.tail,
-        ));
-        self.outbox.receiver_sleeping()
+        // flag after it; it fails only when the receiver read the n frames and took the
+        // cell back first.
+        let state = o.map.word(off);
+        if state
+            .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+        {
+            o.last = Some((self.cell, next_frame(data + len), n + 1));
+            return o.receiver_sleeping();
+        }
+        // The receiver has read every frame published so far, so the tail cell is empty
+        // again: the frame moves there.
+        let tail = o.tail;
+        assert_eq!(o.map.word(tail).load(Ordering::Acquire), EMPTY);
+        o.map.copy_within(off + data, tail + CELL_HEADER, len);
+        o.publish_fresh(len)
     }
 }
 
@@ -444,6 +647,9 @@ mod tests {
         cell_bytes: 256,
     };
 
+    /// A frame that fills a cell of [`LAYOUT`] but for one small frame behind it.
+    const BIG: [u8; 200] = [5; 200];
+
     #[test]
     fn frames_arrive_in_order_and_the_ring_fills() {
         let p = path("order");
@@ -451,16 +657,106 @@ mod tests {
         let mut out = Outbox::open(&p, LAYOUT, 1).unwrap();
         assert_eq!(out.owner_pid(), std::process::id());
         for i in 0..4u8 {
-            assert_eq!(out.try_send(&[&[i], &[i, i]]), Some(false));
+            assert_eq!(out.try_send(&[&[i], &BIG]), Some(false));
         }
-        assert_eq!(out.try_send(&[&[9]]), None, "ring of 4 cells is full");
+        assert_eq!(out.try_send(&[&BIG]), None, "ring of 4 cells is full");
         assert!(inbox.peek(0).is_none(), "nothing from sender 0");
         for i in 0..4u8 {
-            assert_eq!(inbox.peek(1).unwrap(), &[i, i, i]);
-            inbox.pop(1);
+            let f = inbox.peek(1).unwrap();
+            assert_eq!((f[0], &f[1..]), (i, &BIG[..]));
+            assert!(inbox.pop(1), "one frame per cell: it goes back");
         }
         assert!(inbox.peek(1).is_none());
         assert_eq!(out.try_send(&[&[7]]), Some(false), "cells were handed back");
+        assert_eq!(inbox.peek(1).unwrap(), &[7]);
+    }
+
+    #[test]
+    fn a_full_ring_takes_small_frames_behind_the_last_one() {
+        let p = path("append");
+        let mut inbox = Inbox::create(&p, LAYOUT).unwrap();
+        let mut out = Outbox::open(&p, LAYOUT, 0).unwrap();
+        for i in 0..4u8 {
+            out.try_send(&[&[i; 20]]).unwrap();
+        }
+        // Cell 3 holds 20 bytes at 8..28; frames of 20 bytes take 28 more each.
+        for i in 4..11u8 {
+            assert_eq!(out.try_send(&[&[i; 20]]), Some(false), "frame {i} appended");
+        }
+        assert_eq!(out.try_send(&[&[0; 20]]), None, "cell 3 is full too");
+        for i in 0..11u8 {
+            assert_eq!(inbox.peek(0).unwrap(), &[i; 20]);
+            assert_eq!(inbox.pop(0), i < 3 || i == 10, "frame {i}");
+        }
+        assert!(inbox.peek(0).is_none());
+        assert_eq!(out.try_send(&[b"next"]), Some(false));
+        assert_eq!(inbox.peek(0).unwrap(), b"next");
+    }
+
+    #[test]
+    fn a_frame_appended_as_its_cell_goes_back_moves_to_the_next_cell() {
+        let p = path("race");
+        let mut inbox = Inbox::create(&p, LAYOUT).unwrap();
+        let mut out = Outbox::open(&p, LAYOUT, 0).unwrap();
+        for i in 0..4u8 {
+            out.try_send(&[&[i]]).unwrap();
+        }
+        let mut late = out.try_reserve(6).unwrap();
+        assert!(late.append.is_some(), "the ring is full: append");
+        late.buf()[..6].copy_from_slice(b"behind");
+        // The receiver reads the four frames published and takes every cell back...
+        for i in 0..4u8 {
+            assert_eq!(inbox.peek(0).unwrap(), &[i]);
+            assert!(inbox.pop(0));
+        }
+        // ...so the append loses its swap and the frame goes into the next cell.
+        assert!(!late.commit(6), "the receiver is awake");
+        assert_eq!(inbox.peek(0).unwrap(), b"behind");
+        assert!(inbox.pop(0));
+        out.try_send(&[b"after"]).unwrap();
+        assert_eq!(inbox.peek(0).unwrap(), b"after");
+    }
+
+    #[test]
+    fn a_receiver_behind_a_fast_sender_sees_every_frame_in_order() {
+        let p = path("threads");
+        let layout = InboxLayout {
+            senders: 1,
+            cells: 4,
+            cell_bytes: 1024,
+        };
+        let mut inbox = Inbox::create(&p, layout).unwrap();
+        let mut out = Outbox::open(&p, layout, 0).unwrap();
+        const FRAMES: u32 = 300_000;
+        let sender = std::thread::spawn(move || {
+            for i in 0..FRAMES {
+                // Lengths 4..886, mostly small: frames join full cells or take one alone.
+                let len = 4
+                    + (i.wrapping_mul(2_654_435_761) % 89) as usize
+                        * if i % 16 == 0 { 10 } else { 1 };
+                let mut frame = vec![(i % 251) as u8; len];
+                frame[..4].copy_from_slice(&i.to_le_bytes());
+                while out.try_send(&[&frame]).is_none() {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let mut next = 0u32;
+        while next < FRAMES {
+            let Some(f) = inbox.peek(0) else {
+                std::hint::spin_loop();
+                continue;
+            };
+            assert_eq!(u32::from_le_bytes(f[..4].try_into().unwrap()), next);
+            assert!(
+                f[4..].iter().all(|&b| b == (next % 251) as u8),
+                "frame {next}"
+            );
+            inbox.pop(0);
+            next += 1;
+        }
+        sender.join().unwrap();
+        assert!(inbox.peek(0).is_none());
     }
 
     #[test]
@@ -469,12 +765,28 @@ mod tests {
         let mut inbox = Inbox::create(&p, LAYOUT).unwrap();
         let mut out = Outbox::open(&p, LAYOUT, 0).unwrap();
         out.try_send(&[b"a"]).unwrap();
+        inbox.peek(0).unwrap();
         assert!(!inbox.pop_was_full(0), "one frame in a ring of four");
         for _ in 0..4 {
-            out.try_send(&[b"b"]).unwrap();
+            out.try_send(&[&BIG]).unwrap();
         }
+        out.try_send(&[b"c"]).unwrap();
+        inbox.peek(0).unwrap();
         assert!(inbox.pop_was_full(0), "the ring was full");
-        assert!(!inbox.pop_was_full(0));
+        for _ in 0..2 {
+            inbox.peek(0).unwrap();
+            assert!(!inbox.pop_was_full(0));
+        }
+        inbox.peek(0).unwrap();
+        assert!(
+            !inbox.pop_was_full(0),
+            "a frame read, another behind it in the cell"
+        );
+        inbox.peek(0).unwrap();
+        assert!(
+            !inbox.pop_was_full(0),
+            "the last cell goes back; the one before is empty"
+        );
     }
 
     #[test]

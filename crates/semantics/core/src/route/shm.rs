@@ -119,12 +119,17 @@ impl ShmRoute {
         Some(r)
     }
 
-    /// Fills the next free cell of local peer `local` with `write` (which returns the
-    /// frame length) and publishes it. None when the ring is full; else whether the
-    /// receiver sleeps and must be woken.
-    fn publish(&mut self, local: usize, write: impl FnOnce(&mut [u8]) -> usize) -> Option<bool> {
-        let mut cell = self.outboxes[local].as_mut()?.try_reserve()?;
-        let len = write(cell.buf());
+    /// Reserves room for a frame of `len` bytes in local peer `local`'s ring, fills it
+    /// with `write` (which returns the frame length, at most `len`) and publishes it.
+    /// None when the ring is full; else whether the receiver sleeps and must be woken.
+    fn publish(
+        &mut self,
+        local: usize,
+        len: usize,
+        write: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Option<bool> {
+        let mut cell = self.outboxes[local].as_mut()?.try_reserve(len)?;
+        let len = write(&mut cell.buf()[..len]);
         Some(cell.commit(len))
     }
 
@@ -140,7 +145,7 @@ impl ShmRoute {
     /// Writes one whole frame at once if a cell is free (the blocking-send fast path).
     pub fn write_now(&mut self, local: usize, head: &Head, buf: &UserBuf) -> bool {
         let len = buf.bytes() as usize;
-        let wake = self.publish(local, |cell| {
+        let wake = self.publish(local, HEAD_LEN + len, |cell| {
             cell[..HEAD_LEN].copy_from_slice(&head.encode());
             buf.pack_into(0, &mut cell[HEAD_LEN..HEAD_LEN + len]);
             HEAD_LEN + len
@@ -155,11 +160,18 @@ impl ShmRoute {
     pub fn flush(&mut self, st: &mut State, local: usize) {
         let w = self.local_world[local] as usize;
         let mut wake = false;
+        let chunk = (self.frame_capacity() - HEAD_LEN) as u64;
         while let Some(front) = st.peers[w].queue.front_mut() {
             let requests = &st.requests;
             let mut sent = 0;
             let mut finished = false;
-            let published = self.publish(local, |cell| {
+            let need = HEAD_LEN
+                + match &front.payload {
+                    Payload::None => 0,
+                    Payload::Owned(v) => v.len(),
+                    Payload::Send { len, .. } => (*len).min(chunk) as usize,
+                };
+            let published = self.publish(local, need, |cell| {
                 let room = cell.len() - HEAD_LEN;
                 cell[..HEAD_LEN].copy_from_slice(&front.head.encode());
                 let (n, done) = match &mut front.payload {
