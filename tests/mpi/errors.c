@@ -42,6 +42,20 @@ static void p2p_arguments(void) {
          "MPI_DATATYPE_NULL|0x0");
   EXPECT(MPI_Sendrecv(buf, 1, MPI_INT, BAD_RANK, 0, buf + 1, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK,
          "MPI_Sendrecv", "dest", "7");
+  /* an invalid receive half sends nothing, also on the light path (a small send to a
+   * local peer goes straight into its ring): the right neighbour finds no message */
+  int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+  EXPECT(MPI_Sendrecv(buf, 1, MPI_INT, right, 11, buf + 1, 1, MPI_INT, BAD_RANK, 0, MPI_COMM_WORLD, &st),
+         MPI_ERR_RANK, "MPI_Sendrecv", "source", "7");
+  EXPECT(MPI_Sendrecv(buf, 1, MPI_INT, right, 11, buf + 1, 1, MPI_INT, left, -3, MPI_COMM_WORLD, &st), MPI_ERR_TAG,
+         "MPI_Sendrecv", "tag", "-3");
+  EXPECT(MPI_Sendrecv(buf, 1, MPI_INT, right, 11, buf + 1, -1, MPI_INT, left, 0, MPI_COMM_WORLD, &st), MPI_ERR_COUNT,
+         "MPI_Sendrecv", "count", "-1");
+  MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+  if (!t_peer()) {
+    MPI_OK(MPI_Iprobe(left, 11, MPI_COMM_WORLD, &flag, &st));
+    CHECK(!flag, "MPI_Sendrecv with an invalid receive half sent its message");
+  }
   EXPECT(MPI_Probe(BAD_RANK, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK, "MPI_Probe", "source", "7");
   EXPECT(MPI_Get_count(&st, MPI_DATATYPE_NULL, &flag), MPI_ERR_TYPE, "MPI_Get_count", "datatype",
          "MPI_DATATYPE_NULL|0x0");

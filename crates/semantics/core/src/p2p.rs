@@ -624,7 +624,44 @@ pub fn recv(
     source: i32,
     tag: i32,
 ) -> MpiResult<Status> {
-    let mut comm = Some(comm);
+    let status = recv_after(function, comm, buf, source, tag, |_, _| Ok(true))?;
+    Ok(status.expect("a receive without a step before it always runs"))
+}
+
+/// `MPI_Sendrecv` of a small message to a local peer: the send is written straight into
+/// the peer's ring, then the receive proceeds as [`recv`], all under one lock. None when
+/// the send cannot go at once (another route, a large message, a full ring): nothing was
+/// sent, and the caller takes the general path. The receive's source and tag are checked
+/// before anything is sent, so an erroneous call sends nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn sendrecv_inline(
+    function: &str,
+    comm: impl FnOnce(&Runtime) -> MpiResult<CommId>,
+    send: &UserBuf,
+    dest: i32,
+    sendtag: i32,
+    buf: UserBuf,
+    source: i32,
+    tag: i32,
+) -> MpiResult<Option<Status>> {
+    recv_after(function, comm, buf, source, tag, |rt, comm| {
+        check_tag(function, tag, true)?;
+        check_peer(rt, function, "source", comm, source, true)?;
+        rt.send_inline(function, comm, send, dest, sendtag)
+    })
+}
+
+/// A blocking receive that first runs `before` on the resolved communicator, under the
+/// same lock: when it returns false, nothing is received and the result is None.
+fn recv_after(
+    function: &str,
+    comm: impl FnOnce(&Runtime) -> MpiResult<CommId>,
+    buf: UserBuf,
+    source: i32,
+    tag: i32,
+    before: impl FnOnce(&mut Runtime, CommId) -> MpiResult<bool>,
+) -> MpiResult<Option<Status>> {
+    let mut start = Some((comm, before));
     let mut plan: Option<Plan> = None;
     // The direct plan polls its sender's ring in every round; everything else progresses
     // every 32 rounds (a few microseconds at most).
@@ -632,9 +669,16 @@ pub fn recv(
         let current = match &mut plan {
             Some(p) => p,
             None => {
-                let comm = comm.take().expect("planned once");
-                match plan_recv(rt, function, comm, &buf, source, tag) {
-                    Ok(p) => plan.insert(p),
+                let (comm, before) = start.take().expect("planned once");
+                let planned = comm(rt).and_then(|id| {
+                    if !before(rt, id)? {
+                        return Ok(None);
+                    }
+                    plan_recv(rt, function, id, &buf, source, tag).map(Some)
+                });
+                match planned {
+                    Ok(Some(p)) => plan.insert(p),
+                    Ok(None) => return Some(Ok(None)),
                     Err(e) => return Some(Err(e)),
                 }
             }
@@ -647,13 +691,13 @@ pub fn recv(
         } = current
         {
             match rt.poll_direct(*local, *from, (*context, source, tag), &buf, searched)? {
-                DirectArrival::Received(status) => return Some(Ok(status)),
+                DirectArrival::Received(status) => return Some(Ok(Some(status))),
                 DirectArrival::Matched(req) => *current = Plan::Wait(req),
             }
         }
         match *current {
-            Plan::Done(status) => Some(Ok(status)),
-            Plan::Wait(req) => rt.take_if_done(req).map(Ok),
+            Plan::Done(status) => Some(Ok(Some(status))),
+            Plan::Wait(req) => rt.take_if_done(req).map(|s| Ok(Some(s))),
             Plan::Direct { .. } => unreachable!("a direct plan returns or waits above"),
         }
     })?;
@@ -663,12 +707,11 @@ pub fn recv(
 fn plan_recv(
     rt: &mut Runtime,
     function: &str,
-    comm: impl FnOnce(&Runtime) -> MpiResult<CommId>,
+    comm: CommId,
     buf: &UserBuf,
     source: i32,
     tag: i32,
 ) -> MpiResult<Plan> {
-    let comm = comm(rt)?;
     check_tag(function, tag, true)?;
     let Some(from) = check_peer(rt, function, "source", comm, source, true)? else {
         if source == PROC_NULL {
