@@ -20,7 +20,8 @@ pub struct Config {
     /// Bytes per shared-memory cell (`CROSSMPI_SHM_CELL_BYTES`).
     pub shm_cell_bytes: usize,
     /// Messages at least this long are pulled with cross-memory attach instead of being
-    /// streamed through the ring (`CROSSMPI_SHM_CMA_MIN`; 0 = automatic).
+    /// streamed through the ring (`CROSSMPI_SHM_CMA_MIN`; 0 = the receiver measures which
+    /// way is faster, `proto::copy_choice`).
     pub shm_cma_min: u64,
     /// Largest message sent eagerly over TCP (`CROSSMPI_TCP_EAGER`).
     pub tcp_eager: u64,

@@ -14,7 +14,11 @@ use crate::request::{
 };
 use crate::slab::{Id, Slab};
 use crate::userbuf::UserBuf;
+use copy_choice::{Copy, CopyChoice};
 use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+pub mod copy_choice;
 
 /// Credit an eager message costs: its bytes plus a fixed charge, so floods of empty
 /// messages are bounded too.
@@ -160,8 +164,12 @@ pub struct State {
     pub impi_eager: u64,
     /// User data to and from IMPI peers travels in external32.
     pub impi_external32: bool,
-    /// Messages at least this long may be pulled with cross-memory attach.
-    pub cma_min: u64,
+    /// Which rendezvous messages between ranks of this node are pulled with
+    /// cross-memory attach and which stream through the ring.
+    pub copy: CopyChoice,
+    /// Rendezvous receives streaming through the ring that could have been pulled: the
+    /// request, its length and when it asked for the data (their times feed `copy`).
+    ring_timed: Vec<(ReqId, u64, Instant)>,
     /// Requests that completed and were freed by the user (`MPI_Request_free`).
     pub orphaned: Vec<ReqId>,
 }
@@ -187,7 +195,8 @@ impl State {
             tcp_eager: 0,
             impi_eager: 0,
             impi_external32: false,
-            cma_min: u64::MAX,
+            copy: CopyChoice::new(u64::MAX),
+            ring_timed: Vec::new(),
             orphaned: Vec::new(),
         }
     }
@@ -303,7 +312,7 @@ impl State {
                 _ => false,
             };
             let cma_addr = match route {
-                Route::Shm { .. } if dense && len >= self.cma_min => {
+                Route::Shm { .. } if dense && self.copy.offers(len) => {
                     match &self.requests.get(req).unwrap().kind {
                         ReqKind::Send(s) => s.buf.addr as u64,
                         _ => 0,
@@ -568,17 +577,27 @@ impl State {
         {
             r.state = RecvState::Receiving { len, received: 0 };
         }
-        if cma_addr != 0 && len <= self.recv_capacity(req) && self.pull(req, from, cma_addr, len) {
-            if let Some(Request {
-                kind: ReqKind::Recv(r),
-                ..
-            }) = self.requests.get_mut(req)
-            {
-                r.state = RecvState::Done;
+        if cma_addr != 0 && len <= self.recv_capacity(req) {
+            match self.copy.choose(len) {
+                Copy::Pull => {
+                    let started = Instant::now();
+                    if self.pull(req, from, cma_addr, len) {
+                        self.copy.record(Copy::Pull, len, started.elapsed());
+                        if let Some(Request {
+                            kind: ReqKind::Recv(r),
+                            ..
+                        }) = self.requests.get_mut(req)
+                        {
+                            r.state = RecvState::Done;
+                        }
+                        self.complete(req);
+                        self.queue_control(from, Frame::Fin { msg });
+                        return;
+                    }
+                    self.copy.pull_failed();
+                }
+                Copy::Ring => self.ring_timed.push((req, len, Instant::now())),
             }
-            self.complete(req);
-            self.queue_control(from, Frame::Fin { msg });
-            return;
         }
         self.queue_control(
             from,
@@ -587,6 +606,15 @@ impl State {
                 rreq: req.to_u64(),
             },
         );
+    }
+
+    /// A rendezvous receive that could have been pulled finished streaming through the
+    /// ring: its time counts for the choice between the two.
+    fn ring_done(&mut self, req: ReqId) {
+        if let Some(i) = self.ring_timed.iter().position(|&(r, ..)| r == req) {
+            let (_, len, started) = self.ring_timed.swap_remove(i);
+            self.copy.record(Copy::Ring, len, started.elapsed());
+        }
     }
 
     /// Copies a rendezvous message straight out of the sender (cross-memory attach).
@@ -831,6 +859,7 @@ impl State {
                     };
                     if received >= total {
                         self.complete(req);
+                        self.ring_done(req);
                     }
                 }
             }

@@ -338,11 +338,7 @@ impl Runtime {
             st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;
         }
         let cpus = progress::available_cpus();
-        st.cma_min = match cfg.shm_cma_min {
-            0 if machine_ranks > cpus => 256 * 1024,
-            0 => u64::MAX,
-            n => n,
-        };
+        st.copy = crate::proto::copy_choice::CopyChoice::new(cfg.shm_cma_min);
         let node_of = Arc::new(node_of);
         let site_of = Arc::new(site_of);
         let mut comms = Slab::default();
