@@ -1,6 +1,21 @@
 # Shared by the benchmark scripts (source it with PREFIX in $prefix): how each MPI compiles
 # and launches, so every benchmark runs the peers the same way.
 
+# The peers come from Debian's packages; a fresh machine lacks Open MPI, so sourcing this
+# file installs what is missing (as `make test` installs what the tests need).
+need_peers() {
+  local need=() p
+  for p in openmpi-bin libopenmpi-dev mpich libmpich-dev python3-matplotlib; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  [ "${#need[@]}" -eq 0 ] && return
+  echo "bench: installing ${need[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } ||
+    echo "bench: could not install ${need[*]}; those peers will show as fail" >&2
+}
+need_peers
+
 # The C compiler wrapper of MPI $1.
 mpicc_of() {
   case $1 in
