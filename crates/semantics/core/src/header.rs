@@ -46,6 +46,20 @@ pub enum Frame {
     Fin {
         msg: u64,
     },
+    /// The receiver of message `msg` (its request `rreq`) pulls the bytes before `offset`
+    /// itself and asks the sender to write the rest, by cross-memory attach, to `addr` in
+    /// the receiver: both processes copy half at once.
+    Push {
+        msg: u64,
+        rreq: u64,
+        offset: u64,
+        addr: u64,
+    },
+    /// The sender wrote the last `len` bytes of the message for request `rreq` (a `Push`).
+    Pushed {
+        rreq: u64,
+        len: u64,
+    },
     /// A synchronous-mode eager message `msg` was matched.
     SyncAck {
         msg: u64,
@@ -93,6 +107,8 @@ const SYNC_ACK: u8 = 6;
 const CANCEL_REQ: u8 = 7;
 const CANCEL_REPLY: u8 = 8;
 const CREDIT: u8 = 9;
+const PUSH: u8 = 10;
+const PUSHED: u8 = 11;
 
 const FLAG_SYNC: u8 = 1;
 const FLAG_CANCELLED: u8 = 2;
@@ -165,6 +181,23 @@ impl Head {
                 f.kind = FIN;
                 f.msg = msg;
             }
+            Frame::Push {
+                msg,
+                rreq,
+                offset,
+                addr,
+            } => {
+                f.kind = PUSH;
+                f.msg = msg;
+                f.aux = rreq;
+                f.len = offset;
+                f.context = addr;
+            }
+            Frame::Pushed { rreq, len } => {
+                f.kind = PUSHED;
+                f.aux = rreq;
+                f.len = len;
+            }
             Frame::SyncAck { msg } => {
                 f.kind = SYNC_ACK;
                 f.msg = msg;
@@ -229,6 +262,13 @@ impl Head {
                 offset: len,
             },
             FIN => Frame::Fin { msg },
+            PUSH => Frame::Push {
+                msg,
+                rreq: aux,
+                offset: len,
+                addr: env.context,
+            },
+            PUSHED => Frame::Pushed { rreq: aux, len },
             SYNC_ACK => Frame::SyncAck { msg },
             CANCEL_REQ => Frame::CancelReq { msg },
             CANCEL_REPLY => Frame::CancelReply {
@@ -281,6 +321,16 @@ mod tests {
                 offset: 65536,
             },
             Frame::Fin { msg: 11 },
+            Frame::Push {
+                msg: 11,
+                rreq: 77,
+                offset: 1 << 19,
+                addr: 0x7ffe_1234_0000,
+            },
+            Frame::Pushed {
+                rreq: 77,
+                len: 1 << 19,
+            },
             Frame::SyncAck { msg: 9 },
             Frame::CancelReq { msg: 10 },
             Frame::CancelReply {

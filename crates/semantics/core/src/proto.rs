@@ -26,6 +26,21 @@ pub fn credit_cost(len: u64) -> u64 {
     len + 64
 }
 
+/// A split rendezvous at its receiver: the receiver pulls the bytes before `half`, the
+/// sender writes the rest into the receiver.
+struct Split {
+    req: ReqId,
+    from: u32,
+    msg: u64,
+    /// The message in the sender.
+    addr: u64,
+    half: u64,
+    len: u64,
+    /// The first half is pulled. It is pulled once the request for the second half is
+    /// written ([`State::run_pulls`]), so that both halves are copied at once.
+    pulled: bool,
+}
+
 /// How a peer is reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -167,9 +182,16 @@ pub struct State {
     /// Which rendezvous messages between ranks of this node are pulled with
     /// cross-memory attach and which stream through the ring.
     pub copy: CopyChoice,
-    /// Rendezvous receives streaming through the ring that could have been pulled: the
-    /// request, its length and when it asked for the data (their times feed `copy`).
-    ring_timed: Vec<(ReqId, u64, Instant)>,
+    /// Rendezvous receives that could have been pulled, moving by another way (streamed
+    /// or split): the request, the way, its length and when it asked for the data (their
+    /// times feed `copy`).
+    timed: Vec<(ReqId, Copy, u64, Instant)>,
+    /// When the last timed receive finished, streamed and split: several of one way in
+    /// flight at once (a window of receives) are served one after another, so each counts
+    /// from the later of its start and the previous one's end.
+    timed_done: [Option<Instant>; 2],
+    /// Split rendezvous this receiver takes part in, until they complete.
+    splits: Vec<Split>,
     /// Requests that completed and were freed by the user (`MPI_Request_free`).
     pub orphaned: Vec<ReqId>,
 }
@@ -196,7 +218,9 @@ impl State {
             impi_eager: 0,
             impi_external32: false,
             copy: CopyChoice::new(u64::MAX),
-            ring_timed: Vec::new(),
+            timed: Vec::new(),
+            timed_done: [None; 2],
+            splits: Vec::new(),
             orphaned: Vec::new(),
         }
     }
@@ -578,25 +602,43 @@ impl State {
             r.state = RecvState::Receiving { len, received: 0 };
         }
         if cma_addr != 0 && len <= self.recv_capacity(req) {
-            match self.copy.choose(len) {
+            let target = self.recv_dense_addr(req, len);
+            match self.copy.choose(len, target.is_some()) {
                 Copy::Pull => {
                     let started = Instant::now();
-                    if self.pull(req, from, cma_addr, len) {
+                    if self.pull(req, from, cma_addr, 0, len) {
                         self.copy.record(Copy::Pull, len, started.elapsed());
-                        if let Some(Request {
-                            kind: ReqKind::Recv(r),
-                            ..
-                        }) = self.requests.get_mut(req)
-                        {
-                            r.state = RecvState::Done;
-                        }
-                        self.complete(req);
+                        self.add_received(req, len);
                         self.queue_control(from, Frame::Fin { msg });
                         return;
                     }
                     self.copy.pull_failed();
                 }
-                Copy::Ring => self.ring_timed.push((req, len, Instant::now())),
+                Copy::Split => {
+                    let half = (len / 2) & !4095;
+                    let addr = target.expect("a split needs a contiguous receive buffer");
+                    self.queue_control(
+                        from,
+                        Frame::Push {
+                            msg,
+                            rreq: req.to_u64(),
+                            offset: half,
+                            addr: addr + half,
+                        },
+                    );
+                    self.timed.push((req, Copy::Split, len, Instant::now()));
+                    self.splits.push(Split {
+                        req,
+                        from,
+                        msg,
+                        addr: cma_addr,
+                        half,
+                        len,
+                        pulled: false,
+                    });
+                    return;
+                }
+                Copy::Ring => self.timed.push((req, Copy::Ring, len, Instant::now())),
             }
         }
         self.queue_control(
@@ -608,17 +650,107 @@ impl State {
         );
     }
 
-    /// A rendezvous receive that could have been pulled finished streaming through the
-    /// ring: its time counts for the choice between the two.
-    fn ring_done(&mut self, req: ReqId) {
-        if let Some(i) = self.ring_timed.iter().position(|&(r, ..)| r == req) {
-            let (_, len, started) = self.ring_timed.swap_remove(i);
-            self.copy.record(Copy::Ring, len, started.elapsed());
+    /// Whether split rendezvous wait for this receiver's pull ([`State::run_pulls`]).
+    pub fn has_pulls(&self) -> bool {
+        self.splits.iter().any(|s| !s.pulled)
+    }
+
+    /// Pulls the first halves of split rendezvous. Call once the frames asking the
+    /// senders for the second halves are written, so both halves are copied at once.
+    pub fn run_pulls(&mut self) {
+        let waiting: Vec<(ReqId, u32, u64, u64)> = self
+            .splits
+            .iter_mut()
+            .filter(|s| !s.pulled)
+            .map(|s| {
+                s.pulled = true;
+                (s.req, s.from, s.addr, s.half)
+            })
+            .collect();
+        for (req, from, addr, half) in waiting {
+            self.pull_or_fail(req, from, addr, 0, half);
+            self.add_received(req, half);
         }
     }
 
-    /// Copies a rendezvous message straight out of the sender (cross-memory attach).
-    fn pull(&mut self, req: ReqId, from: u32, addr: u64, len: u64) -> bool {
+    /// The sender of a split rendezvous wrote the second half (`len` > 0), or could not
+    /// (0: the kernel refused it), in which case this receiver pulls it too.
+    fn pushed(&mut self, req: ReqId, len: u64) {
+        if len > 0 {
+            self.add_received(req, len);
+            return;
+        }
+        if let Some(s) = self.splits.iter().find(|s| s.req == req) {
+            let (from, addr, half, rest) = (s.from, s.addr, s.half, s.len - s.half);
+            self.pull_or_fail(req, from, addr, half, rest);
+            self.add_received(req, rest);
+        }
+    }
+
+    /// A pull that must work: splitting starts only once a pull worked in this process,
+    /// so a failure is the system's (the sender gone), and the bytes have no other way.
+    fn pull_or_fail(&mut self, req: ReqId, from: u32, addr: u64, offset: u64, len: u64) {
+        if !self.pull(req, from, addr, offset, len) {
+            crate::fatal(&format!(
+                "cross-memory attach from world rank {from} failed after it had worked: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+
+    /// `n` more bytes of the rendezvous message for receive `req` are in place; the
+    /// receive completes with the last of them (and a timed one tells its way's time).
+    fn add_received(&mut self, req: ReqId, n: u64) {
+        let Some(Request {
+            kind: ReqKind::Recv(r),
+            ..
+        }) = self.requests.get_mut(req)
+        else {
+            return;
+        };
+        let RecvState::Receiving { len, received } = r.state else {
+            return;
+        };
+        let received = received + n;
+        if received < len {
+            r.state = RecvState::Receiving { len, received };
+            return;
+        }
+        r.state = RecvState::Done;
+        self.complete(req);
+        if let Some(i) = self.timed.iter().position(|&(r, ..)| r == req) {
+            let (_, way, len, started) = self.timed.swap_remove(i);
+            let now = Instant::now();
+            let done = &mut self.timed_done[usize::from(way == Copy::Ring)];
+            let from = done.map_or(started, |d| d.max(started));
+            *done = Some(now);
+            self.copy.record(way, len, now - from);
+        }
+        // A split sender waits until this receiver read its last byte from it.
+        if let Some(i) = self.splits.iter().position(|s| s.req == req) {
+            let s = self.splits.swap_remove(i);
+            self.queue_control(s.from, Frame::Fin { msg: s.msg });
+        }
+    }
+
+    /// The address of receive `req`'s buffer when its first `len` bytes lie contiguous
+    /// (another process can then write into it).
+    fn recv_dense_addr(&mut self, req: ReqId, len: u64) -> Option<u64> {
+        match self.requests.get_mut(req) {
+            Some(Request {
+                kind: ReqKind::Recv(r),
+                ..
+            }) => r
+                .buf
+                .dense_mut(0, len as usize)
+                .map(|d| d.as_mut_ptr() as u64),
+            _ => None,
+        }
+    }
+
+    /// Copies `len` bytes of a rendezvous message, from byte `offset` on, straight out of
+    /// the sender (cross-memory attach; `addr`: the message in the sender).
+    fn pull(&mut self, req: ReqId, from: u32, addr: u64, offset: u64, len: u64) -> bool {
         let Some(pid) = self.peer_pid(from) else {
             return false;
         };
@@ -629,13 +761,14 @@ impl State {
         else {
             return false;
         };
-        match r.buf.dense_mut(0, len as usize) {
-            Some(dst) => crossmpi_shm::cma::read_remote(pid, addr as usize, dst).is_ok(),
+        let src = (addr + offset) as usize;
+        match r.buf.dense_mut(offset, len as usize) {
+            Some(dst) => crossmpi_shm::cma::read_remote(pid, src, dst).is_ok(),
             None => {
                 let mut tmp = vec![0u8; len as usize];
-                let ok = crossmpi_shm::cma::read_remote(pid, addr as usize, &mut tmp).is_ok();
+                let ok = crossmpi_shm::cma::read_remote(pid, src, &mut tmp).is_ok();
                 if ok {
-                    r.buf.unpack_from(0, &tmp);
+                    r.buf.unpack_from(offset, &tmp);
                 }
                 ok
             }
@@ -751,6 +884,21 @@ impl State {
                 }
                 (Sink::None, Delivery::Nothing)
             }
+            Frame::Push {
+                msg,
+                rreq,
+                offset,
+                addr,
+            } => {
+                if let Some(&req) = self.pending.get(&msg) {
+                    self.push(req, from, rreq, offset, addr);
+                }
+                (Sink::None, Delivery::Nothing)
+            }
+            Frame::Pushed { rreq, len } => {
+                self.pushed(Id::from_u64(rreq), len);
+                (Sink::None, Delivery::Nothing)
+            }
             Frame::Fin { msg } | Frame::SyncAck { msg } => {
                 if let Some(req) = self.pending.remove(&msg) {
                     self.finish_send(req);
@@ -843,25 +991,7 @@ impl State {
                     let keep = (cap.saturating_sub(offset) as usize).min(data.len());
                     r.buf.unpack_from(offset, &data[..keep]);
                 }
-                if let RecvState::Receiving {
-                    len: total,
-                    received,
-                } = r.state
-                {
-                    let received = received + len;
-                    r.state = if received >= total {
-                        RecvState::Done
-                    } else {
-                        RecvState::Receiving {
-                            len: total,
-                            received,
-                        }
-                    };
-                    if received >= total {
-                        self.complete(req);
-                        self.ring_done(req);
-                    }
-                }
+                self.add_received(req, len);
             }
         }
     }
@@ -935,6 +1065,30 @@ impl State {
             other => other,
         };
         self.end_frame(from, sink, delivery);
+    }
+
+    /// Writes the bytes of send `req` from `offset` on into the receiver at `addr` (the
+    /// second half of a split rendezvous), then says how many it wrote (0 when the kernel
+    /// refused: the receiver then pulls them). The send completes on the receiver's `Fin`.
+    fn push(&mut self, req: ReqId, to: u32, rreq: u64, offset: u64, addr: u64) {
+        let written = match (self.peer_pid(to), self.requests.get(req)) {
+            (
+                Some(pid),
+                Some(Request {
+                    kind: ReqKind::Send(s),
+                    ..
+                }),
+            ) => {
+                let len = s.buf.bytes().saturating_sub(offset);
+                s.buf
+                    .dense(offset, len as usize)
+                    .filter(|src| crossmpi_shm::cma::write_remote(pid, addr as usize, src).is_ok())
+                    .map(|_| len)
+            }
+            _ => None,
+        };
+        let len = written.unwrap_or(0);
+        self.queue_control(to, Frame::Pushed { rreq, len });
     }
 
     fn stream(&mut self, req: ReqId, rreq: u64) {

@@ -438,6 +438,14 @@ impl Runtime {
         for w in 0..self.st.peers.len() {
             self.flush_peer(w);
         }
+        // A split rendezvous's first half is pulled once the request for its second half
+        // is written, so that sender and receiver copy at once.
+        if self.st.has_pulls() {
+            self.st.run_pulls();
+            for w in 0..self.st.peers.len() {
+                self.flush_peer(w);
+            }
+        }
     }
 
     /// Writes what world rank `w`'s route takes of the frames queued to it.

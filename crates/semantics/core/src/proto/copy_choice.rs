@@ -1,34 +1,43 @@
 //! How a rendezvous between ranks of one node moves its data: pulled by the receiver with
-//! cross-memory attach (one copy; the sender need not be running) or streamed through the
-//! ring (two copies, made by sender and receiver at once).
+//! cross-memory attach (one copy; the sender need not be running), split (the receiver
+//! pulls the first half while the sender writes the second half into the receiver, so
+//! both processes copy at once, one copy each), or streamed through the ring (two copies,
+//! made by sender and receiver at once).
 //!
 //! Which is faster depends on the machine and its load, so the receiver measures. On one
 //! machine of the project's kind the ring moved 1 MiB in 22 us against 75 us for a pull;
-//! on another the ring took 77 us and a pull 56; and a sender that is descheduled stalls
-//! the ring but not a pull. Per message size (powers of two) the receiver keeps the time
-//! per byte of the last [`SAMPLES`] transfers each way and takes the way whose best recent
-//! transfer was faster: a best, not a mean, because a way's first transfers in a row are
-//! slow (the first eight pulls of 1 MiB here took 300 down to 70 us, then 55-60), and a
-//! transfer that waited for a descheduled process says little about the way. So each way
-//! is tried in runs of [`BURST`], at the start and then every [`EXPLORE_EVERY`]th message
-//! for the way not taken, which notices a change (other load on the node). Sans-IO: the
-//! caller times the transfers.
+//! on another the ring took 77 us and a pull 56; a split needs both processes running, a
+//! pull only the receiver, and a sender that is descheduled stalls the ring. Per message
+//! size (powers of two) the receiver keeps the time per byte of the last [`SAMPLES`]
+//! transfers each way and takes the way whose best recent transfer was fastest: a best,
+//! not a mean, because a way's first transfers in a row are slow (the first eight pulls
+//! of 1 MiB here took 300 down to 70 us, then 55-60), and a transfer that waited for a
+//! descheduled process says little about the way. So each way is tried in runs of
+//! [`BURST`], at the start and then every [`EXPLORE_EVERY`]th message for one way not
+//! taken, which notices a change (other load on the node). Sans-IO: the caller times the
+//! transfers.
 
 use std::time::Duration;
 
-/// The two ways.
+/// The ways.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Copy {
     Pull,
+    Split,
     Ring,
 }
 
+const WAYS: [Copy; 3] = [Copy::Pull, Copy::Split, Copy::Ring];
+
 /// Transfers a way is tried for in a row.
 pub const BURST: u32 = 8;
-/// Every this many messages of a size, the way not taken is tried again.
+/// Every this many messages of a size, a way not taken is tried again.
 pub const EXPLORE_EVERY: u32 = 128;
 /// Transfers each way remembered per size.
 pub const SAMPLES: usize = 4;
+/// Messages shorter than this are not split: the request to the sender and its answer
+/// cost more than half a copy saves.
+pub const SPLIT_MIN: u64 = 128 * 1024;
 
 /// The last transfers one way, in nanoseconds per byte (a ring of [`SAMPLES`]).
 #[derive(Clone, Copy, Default)]
@@ -52,12 +61,14 @@ impl Recent {
 
 #[derive(Clone, Copy, Default)]
 struct Bucket {
-    pull: Recent,
-    ring: Recent,
+    /// By way, in the order of [`WAYS`].
+    recent: [Recent; 3],
     /// Messages of this size chosen for.
     chosen: u32,
     /// A way being tried, and how many more transfers it is tried for.
     burst: Option<(Copy, u32)>,
+    /// The way tried last when exploring, so exploring takes the others in turn.
+    explored: usize,
 }
 
 impl Bucket {
@@ -68,10 +79,17 @@ impl Bucket {
     }
 }
 
+fn index(way: Copy) -> usize {
+    WAYS.iter().position(|&w| w == way).expect("a way")
+}
+
 pub struct CopyChoice {
     /// None: measure; Some(n): pull every message of at least n bytes, never a smaller one
     /// (`CROSSMPI_SHM_CMA_MIN`; `u64::MAX` once a pull failed).
     fixed: Option<u64>,
+    /// A pull has worked in this process (splitting needs cross-memory attach, whose
+    /// failure only a plain pull can fall back from).
+    pulled: bool,
     buckets: [Bucket; 64],
 }
 
@@ -81,48 +99,62 @@ impl CopyChoice {
     pub fn new(cma_min: u64) -> CopyChoice {
         CopyChoice {
             fixed: (cma_min != 0).then_some(cma_min),
+            pulled: false,
             buckets: [Bucket::default(); 64],
         }
     }
 
     /// Whether a sender offers a rendezvous message of `len` bytes (contiguous, to a
-    /// peer on this node) for pulling.
+    /// peer on this node) for cross-memory attach.
     pub fn offers(&self, len: u64) -> bool {
         self.fixed.is_none_or(|min| len >= min)
     }
 
-    /// The way a receiver takes for an offered message of `len` bytes.
-    pub fn choose(&mut self, len: u64) -> Copy {
+    /// The way a receiver takes for an offered message of `len` bytes; `split_possible`:
+    /// its buffer is contiguous, so the sender can write into it.
+    pub fn choose(&mut self, len: u64, split_possible: bool) -> Copy {
         if self.fixed.is_some() {
             return Copy::Pull;
         }
+        let may_split = self.pulled && split_possible && len >= SPLIT_MIN;
+        let usable = |w: &Copy| *w != Copy::Split || may_split;
+        let ways = || WAYS.into_iter().filter(usable);
         let b = &mut self.buckets[len.max(1).ilog2() as usize];
         b.chosen = b.chosen.wrapping_add(1);
         if let Some((way, left)) = b.burst {
             b.burst = (left > 1).then_some((way, left - 1));
-            return way;
+            if usable(&way) {
+                return way;
+            }
         }
-        let (best, other) = match (b.pull.best(), b.ring.best()) {
-            (None, _) => return b.burst(Copy::Pull),
-            (_, None) => return b.burst(Copy::Ring),
-            (Some(pull), Some(ring)) if pull <= ring => (Copy::Pull, Copy::Ring),
-            _ => (Copy::Ring, Copy::Pull),
-        };
-        if b.chosen.is_multiple_of(EXPLORE_EVERY) {
-            b.burst(other)
-        } else {
-            best
+        if let Some(untried) = ways().find(|&w| b.recent[index(w)].best().is_none()) {
+            return b.burst(untried);
         }
+        let best = ways()
+            .min_by(|&x, &y| {
+                let (tx, ty) = (b.recent[index(x)].best(), b.recent[index(y)].best());
+                tx.partial_cmp(&ty).expect("times are numbers")
+            })
+            .expect("pulling and streaming are always usable");
+        if !b.chosen.is_multiple_of(EXPLORE_EVERY) {
+            return best;
+        }
+        let others = ways().filter(|&w| w != best).count();
+        b.explored = (b.explored + 1) % others;
+        let next = ways()
+            .filter(|&w| w != best)
+            .nth(b.explored)
+            .expect("counted above");
+        b.burst(next)
     }
 
     /// A transfer of `len` bytes took `elapsed` by `way`.
     pub fn record(&mut self, way: Copy, len: u64, elapsed: Duration) {
-        let b = &mut self.buckets[len.max(1).ilog2() as usize];
-        let per_byte = elapsed.as_nanos() as f64 / len.max(1) as f64;
-        match way {
-            Copy::Pull => b.pull.add(per_byte),
-            Copy::Ring => b.ring.add(per_byte),
+        if way == Copy::Pull {
+            self.pulled = true;
         }
+        let b = &mut self.buckets[len.max(1).ilog2() as usize];
+        b.recent[index(way)].add(elapsed.as_nanos() as f64 / len.max(1) as f64);
     }
 
     /// A pull failed (the kernel refused cross-memory attach): never offer or pull again.
@@ -142,50 +174,74 @@ mod tests {
     }
 
     /// Chooses for one message of `len` bytes and records the time its way took.
-    fn transfer(c: &mut CopyChoice, len: u64, pull: u64, ring: u64) -> Copy {
-        let way = c.choose(len);
-        c.record(way, len, us(if way == Copy::Pull { pull } else { ring }));
+    fn transfer(c: &mut CopyChoice, len: u64, times: [u64; 3]) -> Copy {
+        let way = c.choose(len, true);
+        c.record(way, len, us(times[index(way)]));
         way
     }
 
     #[test]
-    fn both_ways_are_tried_in_runs_then_the_faster_is_kept_and_the_other_retried_now_and_then() {
+    fn every_way_is_tried_in_runs_then_the_fastest_is_kept_and_the_others_retried_now_and_then() {
         let mut c = CopyChoice::new(0);
         assert!(c.offers(40_000), "measuring: every rendezvous is offered");
-        // Pulls start slow (fresh pages), as measured here; the ring keeps its pace.
-        let pulls = [300, 320, 120, 118, 84, 73, 116, 71];
-        for p in pulls {
-            assert_eq!(transfer(&mut c, MIB, p, 80), Copy::Pull);
+        // Pulls start slow (fresh pages), as measured here; the others keep their pace.
+        for p in [300, 320, 120, 118, 84, 73, 116, 71] {
+            assert_eq!(transfer(&mut c, MIB, [p, 40, 80]), Copy::Pull);
         }
         for _ in 0..BURST {
-            assert_eq!(transfer(&mut c, MIB, 60, 80), Copy::Ring);
+            assert_eq!(transfer(&mut c, MIB, [60, 40, 80]), Copy::Split);
         }
-        let ways: Vec<Copy> = (0..EXPLORE_EVERY)
-            .map(|_| transfer(&mut c, MIB, 56, 80))
+        for _ in 0..BURST {
+            assert_eq!(transfer(&mut c, MIB, [60, 40, 80]), Copy::Ring);
+        }
+        let ways: Vec<Copy> = (0..2 * EXPLORE_EVERY)
+            .map(|_| transfer(&mut c, MIB, [56, 40, 80]))
             .collect();
-        let rings = ways.iter().filter(|&&w| w == Copy::Ring).count();
-        assert_eq!(rings as u32, BURST, "one run of the slower way: {ways:?}");
+        let count = |w| ways.iter().filter(|&&x| x == w).count() as u32;
         assert_eq!(
-            c.choose(2 * MIB),
+            (count(Copy::Pull), count(Copy::Ring)),
+            (BURST, BURST),
+            "{ways:?}"
+        );
+        assert_eq!(
+            c.choose(2 * MIB, true),
             Copy::Pull,
             "other sizes are measured apart"
         );
     }
 
     #[test]
+    fn small_messages_contiguous_buffers_and_working_pulls_are_needed_to_split() {
+        let mut c = CopyChoice::new(0);
+        for _ in 0..BURST {
+            assert_eq!(transfer(&mut c, MIB, [50, 40, 80]), Copy::Pull);
+        }
+        assert_eq!(
+            c.choose(MIB, false),
+            Copy::Ring,
+            "a scattered buffer cannot be split"
+        );
+        assert_eq!(c.choose(MIB, true), Copy::Ring, "the ring's run goes on");
+        let mut fresh = CopyChoice::new(0);
+        for _ in 0..3 * BURST {
+            assert_ne!(transfer(&mut fresh, 64 * 1024, [5, 4, 8]), Copy::Split);
+        }
+    }
+
+    #[test]
     fn a_way_that_becomes_slower_loses_its_place() {
         let mut c = CopyChoice::new(0);
-        for _ in 0..2 * BURST {
-            transfer(&mut c, MIB, 75, 22);
+        for _ in 0..3 * BURST {
+            transfer(&mut c, MIB, [75, 60, 22]);
         }
-        assert_eq!(c.choose(MIB), Copy::Ring);
+        assert_eq!(c.choose(MIB, true), Copy::Ring);
         // The sender gets descheduled: one slow transfer does not count, a run of them does.
         c.record(Copy::Ring, MIB, us(3000));
-        assert_eq!(c.choose(MIB), Copy::Ring);
+        assert_eq!(c.choose(MIB, true), Copy::Ring);
         for _ in 0..SAMPLES {
             c.record(Copy::Ring, MIB, us(3000));
         }
-        assert_eq!(c.choose(MIB), Copy::Pull);
+        assert_eq!(c.choose(MIB, true), Copy::Split);
     }
 
     #[test]
@@ -193,7 +249,7 @@ mod tests {
         let mut c = CopyChoice::new(256 * 1024);
         assert!(!c.offers(64 * 1024));
         assert!(c.offers(256 * 1024));
-        assert_eq!(c.choose(MIB), Copy::Pull);
+        assert_eq!(c.choose(MIB, true), Copy::Pull);
         c.pull_failed();
         assert!(!c.offers(MIB), "no pulls after the kernel refused one");
         let mut m = CopyChoice::new(0);

@@ -246,7 +246,10 @@ impl Translator {
                     len: 0,
                 }
             }
-            Frame::Fin { .. } | Frame::Credit => return None,
+            // Cross-memory attach exists only between ranks of one node.
+            Frame::Fin { .. } | Frame::Push { .. } | Frame::Pushed { .. } | Frame::Credit => {
+                return None
+            }
         };
         if let Some(log) = self.resend.as_mut() {
             out.packet.reserved = log.number(to);
