@@ -7,15 +7,9 @@ use std::io;
 
 /// Copies `dst.len()` bytes from address `remote_addr` in process `pid` into `dst`.
 pub fn read_remote(pid: u32, remote_addr: usize, dst: &mut [u8]) -> io::Result<()> {
+    let local = dst.as_mut_ptr() as usize;
     copy_all(dst.len(), "process_vm_readv", |done| {
-        let local = libc::iovec {
-            iov_base: dst[done..].as_mut_ptr() as *mut libc::c_void,
-            iov_len: dst.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (remote_addr + done) as *mut libc::c_void,
-            iov_len: dst.len() - done,
-        };
+        let (local, remote) = iovecs(local, remote_addr, done, dst.len());
         // SAFETY: `local` describes writable memory we own (a live &mut slice); the remote
         // range is validated by the kernel, which fails with EFAULT instead of faulting us.
         unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) }
@@ -24,19 +18,23 @@ pub fn read_remote(pid: u32, remote_addr: usize, dst: &mut [u8]) -> io::Result<(
 
 /// Copies `src` to address `remote_addr` in process `pid`.
 pub fn write_remote(pid: u32, remote_addr: usize, src: &[u8]) -> io::Result<()> {
+    let local = src.as_ptr() as usize;
     copy_all(src.len(), "process_vm_writev", |done| {
-        let local = libc::iovec {
-            iov_base: src[done..].as_ptr() as *mut libc::c_void,
-            iov_len: src.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (remote_addr + done) as *mut libc::c_void,
-            iov_len: src.len() - done,
-        };
+        let (local, remote) = iovecs(local, remote_addr, done, src.len());
         // SAFETY: `local` describes memory we own that the kernel only reads (a live
         // slice); the remote range is validated by the kernel, which fails with EFAULT.
         unsafe { libc::process_vm_writev(pid as libc::pid_t, &local, 1, &remote, 1, 0) }
     })
+}
+
+/// The local and remote ranges of a copy of `len` bytes between addresses `local` and
+/// `remote`, of which `done` are copied.
+fn iovecs(local: usize, remote: usize, done: usize, len: usize) -> (libc::iovec, libc::iovec) {
+    let range = |at: usize| libc::iovec {
+        iov_base: (at + done) as *mut libc::c_void,
+        iov_len: len - done,
+    };
+    (range(local), range(remote))
 }
 
 /// Runs `copy` (which copies from byte `done` on and returns the bytes copied or -1)
