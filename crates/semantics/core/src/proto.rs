@@ -179,8 +179,8 @@ pub struct State {
     pub impi_eager: u64,
     /// User data to and from IMPI peers travels in external32.
     pub impi_external32: bool,
-    /// Which rendezvous messages between ranks of this node are pulled with
-    /// cross-memory attach and which stream through the ring.
+    /// How rendezvous messages between ranks of this node move: pulled or split with
+    /// cross-memory attach, or streamed through the ring.
     pub copy: CopyChoice,
     /// Rendezvous receives that could have been pulled, moving by another way (streamed
     /// or split): the request, the way, its length and when it asked for the data (their
@@ -606,7 +606,7 @@ impl State {
             match self.copy.choose(len, target.is_some()) {
                 Copy::Pull => {
                     let started = Instant::now();
-                    if self.pull(req, from, cma_addr, 0, len) {
+                    if self.pull(req, from, cma_addr, 0, len).is_ok() {
                         self.copy.record(Copy::Pull, len, started.elapsed());
                         self.add_received(req, len);
                         self.queue_control(from, Frame::Fin { msg });
@@ -690,10 +690,9 @@ impl State {
     /// A pull that must work: splitting starts only once a pull worked in this process,
     /// so a failure is the system's (the sender gone), and the bytes have no other way.
     fn pull_or_fail(&mut self, req: ReqId, from: u32, addr: u64, offset: u64, len: u64) {
-        if !self.pull(req, from, addr, offset, len) {
+        if let Err(e) = self.pull(req, from, addr, offset, len) {
             crate::fatal(&format!(
-                "cross-memory attach from world rank {from} failed after it had worked: {}",
-                std::io::Error::last_os_error()
+                "cross-memory attach from world rank {from} failed after it had worked: {e}"
             ));
         }
     }
@@ -750,27 +749,33 @@ impl State {
 
     /// Copies `len` bytes of a rendezvous message, from byte `offset` on, straight out of
     /// the sender (cross-memory attach; `addr`: the message in the sender).
-    fn pull(&mut self, req: ReqId, from: u32, addr: u64, offset: u64, len: u64) -> bool {
+    fn pull(
+        &mut self,
+        req: ReqId,
+        from: u32,
+        addr: u64,
+        offset: u64,
+        len: u64,
+    ) -> std::io::Result<()> {
+        let no = |what: &str| Err(std::io::Error::other(what.to_string()));
         let Some(pid) = self.peer_pid(from) else {
-            return false;
+            return no("the peer's process id is unknown");
         };
         let Some(Request {
             kind: ReqKind::Recv(r),
             ..
         }) = self.requests.get(req)
         else {
-            return false;
+            return no("not a receive");
         };
         let src = (addr + offset) as usize;
         match r.buf.dense_mut(offset, len as usize) {
-            Some(dst) => crossmpi_shm::cma::read_remote(pid, src, dst).is_ok(),
+            Some(dst) => crossmpi_shm::cma::read_remote(pid, src, dst),
             None => {
                 let mut tmp = vec![0u8; len as usize];
-                let ok = crossmpi_shm::cma::read_remote(pid, src, &mut tmp).is_ok();
-                if ok {
-                    r.buf.unpack_from(offset, &tmp);
-                }
-                ok
+                crossmpi_shm::cma::read_remote(pid, src, &mut tmp)?;
+                r.buf.unpack_from(offset, &tmp);
+                Ok(())
             }
         }
     }
