@@ -588,6 +588,10 @@ enum Slot {
 
 impl Relay {
     fn serve(&mut self) -> Result<(), String> {
+        // When poll last reported something: until `opts.spin` after it, poll without
+        // sleeping (yielding in between), so the next packet of an exchange finds the
+        // relay awake.
+        let mut active = Instant::now();
         loop {
             let startup_done = self.startup.as_ref().is_none_or(StartupRelay::is_finished);
             if startup_done && self.router.as_ref().is_some_and(Router::is_done) {
@@ -601,7 +605,8 @@ impl Relay {
             }
             let mut busy = false;
             let (mut fds, slots) = self.poll_set(&mut busy);
-            let timeout = if busy { 0 } else { 1000 };
+            let spinning = active.elapsed() < self.opts.spin;
+            let timeout = if busy || spinning { 0 } else { 1000 };
             // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd records
             // that lives across the call.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
@@ -611,6 +616,11 @@ impl Relay {
                     continue;
                 }
                 return Err(format!("poll: {e}"));
+            }
+            if n > 0 {
+                active = Instant::now();
+            } else if spinning && !busy {
+                std::thread::yield_now();
             }
             for (fd, slot) in fds.iter().zip(slots) {
                 if fd.revents != 0 {

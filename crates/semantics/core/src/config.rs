@@ -30,6 +30,9 @@ pub struct Config {
     /// How long a waiting call polls before sleeping, in microseconds (`CROSSMPI_SPIN_US`;
     /// 0 = automatic).
     pub spin_us: u64,
+    /// After how many microseconds without news polling starts yielding the processor
+    /// (`CROSSMPI_YIELD_US`; None = automatic).
+    pub yield_us: Option<u64>,
     /// TCP port to listen on (`CROSSMPI_TCP_PORT`, 0 = any).
     pub tcp_port: u16,
     /// Seconds to wait for a TCP connection to a peer (`CROSSMPI_CONNECT_TIMEOUT`).
@@ -100,6 +103,7 @@ impl Config {
             tcp_eager: env("CROSSMPI_TCP_EAGER", 64 * 1024),
             eager_credit: env("CROSSMPI_EAGER_CREDIT", 4 * 1024 * 1024),
             spin_us: env("CROSSMPI_SPIN_US", 0),
+            yield_us: std::env::var_os("CROSSMPI_YIELD_US").map(|_| env("CROSSMPI_YIELD_US", 20)),
             tcp_port: env("CROSSMPI_TCP_PORT", 0),
             connect_timeout_s: env("CROSSMPI_CONNECT_TIMEOUT", 30),
             port_timeout_s: env("CROSSMPI_PORT_TIMEOUT", 60),

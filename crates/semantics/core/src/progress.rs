@@ -95,18 +95,25 @@ impl WaitPolicy {
     /// `spin_us` = 0 picks the default: 2 ms of polling, yielding after 20 us, when every
     /// rank on this machine (`machine_ranks`, of every cluster) has a processor; 50 us of
     /// polling, yielding from the start, when ranks outnumber processors (the peer we
-    /// wait for needs our core).
-    pub fn new(spin_us: u64, machine_ranks: usize, cpus: usize) -> WaitPolicy {
+    /// wait for needs our core). `yield_us` overrides when yielding starts: processes
+    /// this rank cannot count (an IMPI relay, ranks of clusters emulated in other network
+    /// namespaces of this machine) may need the core too.
+    pub fn new(
+        spin_us: u64,
+        yield_us: Option<u64>,
+        machine_ranks: usize,
+        cpus: usize,
+    ) -> WaitPolicy {
         let oversubscribed = machine_ranks > cpus;
         let spin = match spin_us {
             0 if oversubscribed => Duration::from_micros(50),
             0 => Duration::from_millis(2),
             us => Duration::from_micros(us),
         };
-        let yield_after = if oversubscribed {
-            Duration::ZERO
-        } else {
-            Duration::from_micros(20)
+        let yield_after = match yield_us {
+            Some(us) => Duration::from_micros(us),
+            None if oversubscribed => Duration::ZERO,
+            None => Duration::from_micros(20),
         };
         WaitPolicy { spin, yield_after }
     }
@@ -161,18 +168,28 @@ mod tests {
 
     #[test]
     fn oversubscribed_nodes_poll_briefly_and_yield_at_once() {
-        let p = WaitPolicy::new(0, 4, 2);
+        let p = WaitPolicy::new(0, None, 4, 2);
         assert!(p.yield_after.is_zero());
         assert_eq!(p.spin, Duration::from_micros(50));
-        let p = WaitPolicy::new(0, 2, 2);
+        let p = WaitPolicy::new(0, None, 2, 2);
         assert_eq!(p.yield_after, Duration::from_micros(20));
         assert_eq!(p.spin, Duration::from_millis(2));
-        assert_eq!(WaitPolicy::new(7, 2, 2).spin, Duration::from_micros(7));
+        assert_eq!(
+            WaitPolicy::new(7, None, 2, 2).spin,
+            Duration::from_micros(7)
+        );
+        let told = WaitPolicy::new(0, Some(0), 2, 2);
+        assert!(told.yield_after.is_zero());
+        assert_eq!(told.spin, Duration::from_millis(2));
+        assert_eq!(
+            WaitPolicy::new(0, Some(5), 4, 2).yield_after,
+            Duration::from_micros(5)
+        );
     }
 
     #[test]
     fn a_waiter_starts_yielding_after_a_short_idle_time() {
-        let mut w = Waiter::new(WaitPolicy::new(0, 2, 2));
+        let mut w = Waiter::new(WaitPolicy::new(0, None, 2, 2));
         assert!(!w.yielding);
         let start = Instant::now();
         while !w.yielding {
@@ -185,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_waiter_sleeps_only_after_the_spin_time() {
-        let mut w = Waiter::new(WaitPolicy::new(2000, 1, 2));
+        let mut w = Waiter::new(WaitPolicy::new(2000, None, 1, 2));
         let start = Instant::now();
         while !w.idle() {}
         assert!(start.elapsed() >= Duration::from_micros(2000));

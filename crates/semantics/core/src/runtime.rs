@@ -385,7 +385,7 @@ impl Runtime {
         };
         Runtime {
             dynamic: crate::dynamic::Dynamic::new(job, size),
-            wait_policy: WaitPolicy::new(cfg.spin_us, machine_ranks, cpus),
+            wait_policy: WaitPolicy::new(cfg.spin_us, cfg.yield_us, machine_ranks, cpus),
             cfg,
             rank,
             size,

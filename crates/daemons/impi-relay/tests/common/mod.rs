@@ -65,6 +65,12 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
         splice: std::env::var("CROSSMPI_RELAY_SPLICE")
             .map_or(crossmpi_impi_relay::options::DEFAULT_SPLICE, |v| v == "1"),
         connect_timeout: Duration::from_secs(10),
+        spin: Duration::from_micros(
+            std::env::var("CROSSMPI_RELAY_SPIN_US")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(crossmpi_impi_relay::options::DEFAULT_SPIN_US),
+        ),
         router: RouterConfig {
             send_buffer,
             ..RouterConfig::default()
