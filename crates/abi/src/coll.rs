@@ -110,20 +110,27 @@ impl Target {
     }
 }
 
-/// `comm` as the light path of two-member communicators on one node takes it: resolved
+/// `comm` as the light path of communicators on one node takes it: resolved
 /// under that call's lock, so the call takes the lock once. A call the light path does
 /// not serve (it returns false, having done nothing) goes on to the general path.
 /// Predefined dense types enter it as bytes over the user's memory: no typed buffers,
 /// whose building is a sizeable part of such a call.
-fn light(f: &str, comm: usize) -> impl coll::pair::Which + '_ {
+fn light(f: &str, comm: usize) -> impl coll::light::Which + '_ {
     move |rt: &Runtime| resolve(rt, f, comm)
 }
 
-/// The two blocks of `count` elements of a predefined dense type at `base`, as bytes.
-fn dense_pair(base: *const c_void, count: i64, dtype: usize) -> Option<[UserBuf; 2]> {
+/// Blocks of `count` elements of a predefined dense type back to back from `base`, one
+/// per member, as bytes.
+fn dense_blocks(
+    base: *const c_void,
+    count: i64,
+    dtype: usize,
+) -> Option<coll::light::Blocks<'static>> {
     let len = dense_len(base, count, dtype)?;
-    let at = base as usize;
-    Some([userbuf::bytes(at, len), userbuf::bytes(at + len, len)])
+    Some(coll::light::Blocks::Dense {
+        base: base as usize,
+        len,
+    })
 }
 
 fn in_place(p: *const c_void) -> bool {
@@ -227,7 +234,7 @@ fn finish(
 
 pub fn barrier(f: &'static str, mode: Mode, comm: usize, request: *mut usize) -> c_int {
     finish(f, comm, request, || {
-        if mode == Mode::Blocking && coll::pair::barrier(f, light(f, comm))? {
+        if mode == Mode::Blocking && coll::light::barrier(f, light(f, comm))? {
             return Ok(None);
         }
         let t = Target::of(f, comm)?;
@@ -249,7 +256,7 @@ pub fn bcast(
         no_in_place(f, "buffer", buf)?;
         if let (Mode::Blocking, Some(len)) = (mode, dense_len(buf, n, dtype)) {
             let data = userbuf::bytes(buf as usize, len);
-            if coll::pair::bcast(f, light(f, comm), &data, root)? {
+            if coll::light::bcast(f, light(f, comm), &data, root)? {
                 return Ok(None);
             }
         }
@@ -547,10 +554,10 @@ pub fn allgather(
         if mode == Mode::Blocking && over == Over::Comm && !in_place(sendbuf) {
             if let (Some(len), Some(blocks)) = (
                 dense_len(sendbuf, sendcount, sendtype),
-                dense_pair(recvbuf, recvcount, recvtype),
+                dense_blocks(recvbuf, recvcount, recvtype),
             ) {
                 let mine = userbuf::bytes(sendbuf as usize, len);
-                if coll::pair::allgather(f, light(f, comm), Some(&mine), &blocks)? {
+                if coll::light::allgather(f, light(f, comm), Some(&mine), &blocks)? {
                     return Ok(None);
                 }
             }
@@ -619,10 +626,10 @@ pub fn alltoall(
     finish(f, comm, request, || {
         if mode == Mode::Blocking && over == Over::Comm && !in_place(sendbuf) {
             if let (Some(send), Some(recv)) = (
-                dense_pair(sendbuf, sendcount, sendtype),
-                dense_pair(recvbuf, recvcount, recvtype),
+                dense_blocks(sendbuf, sendcount, sendtype),
+                dense_blocks(recvbuf, recvcount, recvtype),
             ) {
-                if coll::pair::alltoall(f, light(f, comm), &send, &recv)? {
+                if coll::light::alltoall(f, light(f, comm), &send, &recv, true)? {
                     return Ok(None);
                 }
             }
@@ -744,7 +751,7 @@ pub fn allreduce(
             _ => None,
         };
         if let Some((send, recv)) = pair_bufs {
-            if coll::pair::allreduce(f, light(f, comm), send.as_ref(), &recv, &o)? {
+            if coll::light::allreduce(f, light(f, comm), send.as_ref(), &recv, &o)? {
                 return Ok(None);
             }
         }

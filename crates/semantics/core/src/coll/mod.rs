@@ -18,9 +18,9 @@ pub mod bcast;
 pub mod gather;
 pub mod inter;
 pub mod levels;
+pub mod light;
 pub mod masters;
 pub mod neighbor;
-pub mod pair;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
@@ -300,7 +300,7 @@ fn build_barrier(s: &mut Sched) {
 
 /// `MPI_Barrier` / `MPI_Ibarrier`.
 pub fn barrier_call(function: &'static str, comm: CommId, mode: Mode) -> MpiResult<Option<ReqId>> {
-    if mode == Mode::Blocking && pair::barrier(function, pair::known(comm))? {
+    if mode == Mode::Blocking && light::barrier(function, light::known(comm))? {
         return Ok(None);
     }
     sched::start(function, comm, mode, |s| {
@@ -317,7 +317,7 @@ pub fn bcast(
     buf: UserBuf,
     root: i32,
 ) -> MpiResult<Option<ReqId>> {
-    if mode == Mode::Blocking && pair::bcast(function, pair::known(comm), &buf, root)? {
+    if mode == Mode::Blocking && light::bcast(function, light::known(comm), &buf, root)? {
         return Ok(None);
     }
     sched::start(function, comm, mode, |s| {
@@ -433,7 +433,12 @@ pub fn allgather(
     whole_buf: Option<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
     if mode == Mode::Blocking
-        && pair::allgather(function, pair::known(comm), send.as_ref(), &blocks)?
+        && light::allgather(
+            function,
+            light::known(comm),
+            send.as_ref(),
+            &light::Blocks::Each(&blocks),
+        )?
     {
         return Ok(None);
     }
@@ -499,7 +504,9 @@ pub fn alltoall(
     recv: Vec<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
     if let (Mode::Blocking, Some(out)) = (mode, &send) {
-        if pair::alltoall(function, pair::known(comm), out, &recv)? {
+        let equal = !function.contains("lltoallv") && !function.contains("lltoallw");
+        let (out, into) = (light::Blocks::Each(out), light::Blocks::Each(&recv));
+        if light::alltoall(function, light::known(comm), &out, &into, equal)? {
             return Ok(None);
         }
     }
@@ -637,7 +644,7 @@ pub fn allreduce(
     op: ReduceOp,
 ) -> MpiResult<Option<ReqId>> {
     if mode == Mode::Blocking
-        && pair::allreduce(function, pair::known(comm), send.as_ref(), &recv, &op)?
+        && light::allreduce(function, light::known(comm), send.as_ref(), &recv, &op)?
     {
         return Ok(None);
     }

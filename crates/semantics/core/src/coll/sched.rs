@@ -626,9 +626,9 @@ pub struct Active {
     running: Vec<(ReqId, Sched<'static>)>,
     /// Vectors of the last finished blocking schedule, for the next one.
     spare: Option<Box<Buffers>>,
-    /// Scratch memory of the two-member light path ([`super::pair`]), kept between
+    /// Scratch memory of the light path ([`super::light`]), kept between
     /// calls so a small reduction does not allocate.
-    pub(super) pair_scratch: Vec<u8>,
+    pub(super) light_scratch: Vec<u8>,
 }
 
 impl Active {

@@ -1,13 +1,14 @@
-// ranks: 2 4
+// ranks: 2 4 8
 // args: same mixed
-/* Collectives on communicators of two members (crossmpi's light path for small blocking
- * collectives there, coll/pair.rs): every collective of the path at sizes below and
- * above the shared-memory eager limit, in place, with a strided datatype, with a
- * non-commutative operator; long runs of back-to-back broadcasts (the root runs ahead
- * until the ring fills); a wildcard user receive posted on the communicator all along
- * (it must never match collective traffic); nonblocking collectives in flight around
- * blocking ones. "mixed": rank 0 asks for MPI_THREAD_MULTIPLE (which keeps the general
- * schedule engine) while its partner does not, so both paths must agree on the wire. */
+/* Collectives on communicators of one node's members (crossmpi's light path for small
+ * blocking collectives, coll/light.rs), on pairs and on the whole world (up to 8
+ * members): every collective of the path at sizes below and above the shared-memory
+ * eager limit, in place, with a strided datatype, with a non-commutative operator (rank
+ * order); long runs of back-to-back broadcasts (the root runs ahead until the rings
+ * fill); a wildcard user receive posted on the communicator all along (it must never
+ * match collective traffic); nonblocking collectives in flight around blocking ones.
+ * "mixed": rank 0 runs at MPI_THREAD_MULTIPLE, where its wait lets go of the lock
+ * between polls, while the others do not: every member must still take the same path. */
 #include "common.h"
 
 #define P 1000003u
@@ -27,15 +28,15 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *type) {
   }
 }
 
-static int me; /* rank in the pair */
+static int me, size; /* rank and size of the communicator under test */
 
 static void check_sizes(MPI_Comm pair) {
   const int counts[] = {0, 1, 2, 250, 9000, 20000}; /* ints: up to 80 KB, past the eager limit */
   for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
     int n = counts[k];
-    int *a = malloc(2 * (n + 1) * sizeof(int)), *b = malloc(2 * (n + 1) * sizeof(int));
+    int *a = malloc(size * (n + 1) * sizeof(int)), *b = malloc(size * (n + 1) * sizeof(int));
     /* bcast from each root */
-    for (int root = 0; root < 2; root++) {
+    for (int root = 0; root < size; root++) {
       for (int i = 0; i < n; i++) a[i] = me == root ? i * 3 + root : -1;
       MPI_OK(MPI_Bcast(a, n, MPI_INT, root, pair));
       for (int i = 0; i < n; i++) CHECK(a[i] == i * 3 + root, "bcast n=%d root=%d [%d]=%d", n, root, i, a[i]);
@@ -43,28 +44,30 @@ static void check_sizes(MPI_Comm pair) {
     /* allreduce, separate buffers and in place */
     for (int i = 0; i < n; i++) a[i] = i + 100 * me;
     MPI_OK(MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, pair));
-    for (int i = 0; i < n; i++) CHECK(b[i] == 2 * i + 100, "allreduce n=%d [%d]=%d", n, i, b[i]);
+    for (int i = 0; i < n; i++)
+      CHECK(b[i] == size * i + 100 * size * (size - 1) / 2, "allreduce n=%d [%d]=%d", n, i, b[i]);
     MPI_OK(MPI_Allreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_MAX, pair));
-    for (int i = 0; i < n; i++) CHECK(a[i] == i + 100, "allreduce in place n=%d [%d]=%d", n, i, a[i]);
+    for (int i = 0; i < n; i++) CHECK(a[i] == i + 100 * (size - 1), "allreduce in place n=%d [%d]=%d", n, i, a[i]);
     /* alltoall */
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < size; p++)
       for (int i = 0; i < n; i++) a[p * n + i] = 1000 * me + 10 * p + i;
     MPI_OK(MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, pair));
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < size; p++)
       for (int i = 0; i < n; i++)
         CHECK(b[p * n + i] == 1000 * p + 10 * me + i, "alltoall n=%d from %d [%d]=%d", n, p, i, b[p * n + i]);
     MPI_OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, n, MPI_INT, pair));
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < size; p++)
       for (int i = 0; i < n; i++)
         CHECK(a[p * n + i] == 1000 * p + 10 * me + i, "alltoall in place n=%d [%d]=%d", n, i, a[p * n + i]);
     /* allgather, separate and in place */
     for (int i = 0; i < n; i++) a[i] = 7 * me + i;
     MPI_OK(MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, pair));
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < size; p++)
       for (int i = 0; i < n; i++) CHECK(b[p * n + i] == 7 * p + i, "allgather n=%d [%d]=%d", n, i, b[p * n + i]);
-    for (int i = 0; i < n; i++) b[me * n + i] = 5 * me + i, b[(1 - me) * n + i] = -1;
+    for (int p = 0; p < size; p++)
+      for (int i = 0; i < n; i++) b[p * n + i] = p == me ? 5 * me + i : -1;
     MPI_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, n, MPI_INT, pair));
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < size; p++)
       for (int i = 0; i < n; i++) CHECK(b[p * n + i] == 5 * p + i, "allgather in place n=%d [%d]=%d", n, i, b[p * n + i]);
     MPI_OK(MPI_Barrier(pair));
     free(a);
@@ -79,11 +82,11 @@ static void check_strided_and_user_op(MPI_Comm pair) {
   MPI_OK(MPI_Type_create_resized(vec, 0, 8 * sizeof(int), &every_other));
   MPI_OK(MPI_Type_free(&vec));
   MPI_OK(MPI_Type_commit(&every_other));
-  int a[8], b[16];
+  int a[8], b[8 * 8];
   for (int i = 0; i < 8; i++) a[i] = i % 2 ? -5 : 10 * me + i;
-  for (int i = 0; i < 16; i++) b[i] = -9;
+  for (int i = 0; i < 8 * size; i++) b[i] = -9;
   MPI_OK(MPI_Allgather(a, 1, every_other, b, 1, every_other, pair));
-  for (int p = 0; p < 2; p++)
+  for (int p = 0; p < size; p++)
     for (int i = 0; i < 8; i++)
       CHECK(b[p * 8 + i] == (i % 2 ? -9 : 10 * p + i), "strided allgather [%d][%d]=%d", p, i, b[p * 8 + i]);
   for (int i = 0; i < 8; i++) a[i] = i % 2 ? -5 : (me == 1 ? 3 * i : -1);
@@ -96,9 +99,10 @@ static void check_strided_and_user_op(MPI_Comm pair) {
   MPI_OK(MPI_Type_commit(&mt));
   MPI_Op op;
   MPI_OK(MPI_Op_create(matmul, 0, &op));
-  mat m[2] = {{1, 2, 3, 4}, {5, 6, 7, 8}}, want, got;
-  want = m[1];
-  matmul(&m[0], &want, &(int){1}, NULL); /* m0 * m1 */
+  mat m[8], want, got;
+  for (int p = 0; p < size; p++) m[p] = (mat){p + 1, 2 * p + 3, 5 * p + 1, p + 7};
+  want = m[size - 1];
+  for (int p = size - 2; p >= 0; p--) matmul(&m[p], &want, &(int){1}, NULL); /* m0 * ... * mn-1 */
   MPI_OK(MPI_Allreduce(&m[me], &got, 1, mt, op, pair));
   CHECK(!memcmp(&got, &want, sizeof got), "non-commutative allreduce out of rank order");
   MPI_OK(MPI_Op_free(&op));
@@ -107,7 +111,7 @@ static void check_strided_and_user_op(MPI_Comm pair) {
 
 static void check_streams(MPI_Comm pair) {
   /* back to back: the root runs ahead, the ring fills, later calls take the queue */
-  for (int root = 0; root < 2; root++) {
+  for (int root = 0; root < size; root++) {
     for (int i = 0; i < 3000; i++) {
       long v = me == root ? i * 11L + root : -1;
       MPI_OK(MPI_Bcast(&v, 1, MPI_LONG, root, pair));
@@ -123,7 +127,7 @@ static void check_streams(MPI_Comm pair) {
   for (int i = 0; i < 2000; i++) {
     int x = i + me, sum;
     MPI_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, pair));
-    CHECK(sum == 2 * i + 1, "allreduce %d of a stream: %d", i, sum);
+    CHECK(sum == size * i + size * (size - 1) / 2, "allreduce %d of a stream: %d", i, sum);
   }
 }
 
@@ -133,23 +137,24 @@ static void check_isolation(MPI_Comm pair) {
   MPI_Request user;
   MPI_OK(MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, pair, &user));
   /* nonblocking collectives in flight around blocking ones on the same communicator */
-  int x = me + 1, sum = 0, y[2] = {0, 0};
+  int x = me + 1, sum = 0, y[8] = {0};
   MPI_Request nb[2];
   MPI_OK(MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, pair, &nb[0]));
   MPI_OK(MPI_Ibarrier(pair, &nb[1]));
   check_sizes(pair);
   MPI_OK(MPI_Allgather(&x, 1, MPI_INT, y, 1, MPI_INT, pair));
-  CHECK(y[0] == 1 && y[1] == 2, "allgather between nonblocking collectives: %d %d", y[0], y[1]);
+  for (int p = 0; p < size; p++) CHECK(y[p] == p + 1, "allgather between nonblocking collectives: [%d]=%d", p, y[p]);
   MPI_OK(MPI_Waitall(2, nb, MPI_STATUSES_IGNORE));
-  CHECK(sum == 3, "iallreduce: %d", sum);
+  CHECK(sum == size * (size + 1) / 2, "iallreduce: %d", sum);
   int flag;
   MPI_OK(MPI_Test(&user, &flag, MPI_STATUS_IGNORE));
   CHECK(!flag, "the wildcard user receive matched collective traffic (got %d)", got);
-  MPI_OK(MPI_Barrier(pair)); /* both tested before either sends */
+  MPI_OK(MPI_Barrier(pair)); /* everyone tested before anyone sends */
   MPI_Status st;
-  MPI_OK(MPI_Send(&one, 1, MPI_INT, 1 - me, 5 + me, pair));
+  int to = (me + 1) % size, from = (me + size - 1) % size;
+  MPI_OK(MPI_Send(&one, 1, MPI_INT, to, 5 + me, pair));
   MPI_OK(MPI_Wait(&user, &st));
-  CHECK(got == 42 && st.MPI_TAG == 6 - me, "user message: %d tag %d", got, st.MPI_TAG);
+  CHECK(got == 42 && st.MPI_TAG == 5 + from && st.MPI_SOURCE == from, "user message: %d tag %d", got, st.MPI_TAG);
 }
 
 /* The world rank before MPI_Init, from the launcher's environment (-1: unknown). */
@@ -165,22 +170,26 @@ int main(int argc, char **argv) {
   int mixed = argc > 1 && !strcmp(argv[1], "mixed");
   int multiple = mixed && launcher_rank() == 0;
   if (MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
-    fprintf(stderr, "FAIL coll_pair: MPI_Init_thread failed\n");
+    fprintf(stderr, "FAIL coll_light: MPI_Init_thread failed\n");
     return 1;
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-  t_setup("coll_pair");
+  t_setup("coll_light");
   if (multiple) CHECK(provided == MPI_THREAD_MULTIPLE || t_peer(), "provided %d", provided);
-  MPI_Comm pair;
+  MPI_Comm pair, world;
   MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, wrank / 2, wrank, &pair));
-  MPI_OK(MPI_Comm_rank(pair, &me));
-  int n;
-  MPI_OK(MPI_Comm_size(pair, &n));
-  CHECK(n == 2, "pair of size %d", n);
-  check_isolation(pair);
-  check_strided_and_user_op(pair);
-  check_streams(pair);
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &world));
+  MPI_Comm comms[2] = {pair, world};
+  for (int c = 0; c < 2; c++) {
+    MPI_OK(MPI_Comm_rank(comms[c], &me));
+    MPI_OK(MPI_Comm_size(comms[c], &size));
+    CHECK(size <= 8 && (c == 1 || size == 2), "communicator %d of size %d", c, size);
+    check_isolation(comms[c]);
+    check_strided_and_user_op(comms[c]);
+    check_streams(comms[c]);
+  }
   MPI_OK(MPI_Comm_free(&pair));
+  MPI_OK(MPI_Comm_free(&world));
   t_finish();
   return 0;
 }

@@ -1,0 +1,507 @@
+//! The light path of small blocking collectives on a communicator whose members all
+//! share a node.
+//!
+//! There every message of a small collective is one copy into a peer's shared-memory
+//! ring, so the schedule engine's set-up (regions, steps, requests, one lock per round)
+//! costs more than the messages themselves. Here the call takes its collective tag like
+//! a schedule does, writes its messages straight into the peers' rings and takes theirs
+//! straight from its own rings (or from the unexpected queue), all under one lock, in
+//! one round: a broadcast's root writes to every member and returns, everyone else reads
+//! once, so back-to-back broadcasts pipeline; all-to-all, allgather and allreduce send
+//! each member's message to every other member. A barrier takes it with two members
+//! only (one empty message each way): with more, gathering at one member and answering
+//! measured slower than the schedule's dissemination (4 members: 3.8 us against 2.3).
+//!
+//! Every member decides alike whether a call takes this path (the same communicator,
+//! message size and settings), so no member runs a schedule against another's light
+//! path; the one exception, all-to-all with unequal blocks, stays on the schedule above
+//! two members (see [`alltoall`]).
+//!
+//! The communicator comes as a [`Which`]: the C layer passes its handle's resolution, so
+//! that the call takes the runtime lock once in all (and resolves the handle only there).
+//!
+//! It serves messages within the shared-memory eager limit, at most [`MAX_MEMBERS`]
+//! members, and collectives for which no algorithm is forced (`CROSSMPI_COLL_*`), at
+//! every thread level: a member's thread level is its own, so it cannot take part in the
+//! choice. That is safe with `MPI_THREAD_MULTIPLE` too, where the wait lets go of the
+//! lock between polls: no receive of another thread can match the call's messages (the
+//! collective context and the call's own tag), and the call's scratch memory is its own
+//! while it runs (taken from the runtime, given back at the end).
+
+use super::sched::{take_tag, truncated};
+use super::select::forced;
+use crate::comm::CommId;
+use crate::error::MpiResult;
+use crate::header::Envelope;
+use crate::p2p::DirectArrival;
+use crate::proto::Route;
+use crate::reduce::ReduceOp;
+use crate::request::{ReqId, SendMode};
+use crate::runtime::{self, Runtime};
+use crate::userbuf::{self, UserBuf};
+
+/// Most members a call serves. One round of all-to-all messages grows as n², while the
+/// schedule's algorithms take log2 n rounds of n messages: with 4 and 8 members on 2
+/// cores the one round measured faster (docs/architecture.md, "Collectives"). It also
+/// bounds the per-member state, which lives on the stack.
+const MAX_MEMBERS: usize = 8;
+
+/// The communicator of a call, resolved under the call's lock: the id itself, or the
+/// resolution of the caller's handle (whose error the call returns).
+pub trait Which: FnOnce(&Runtime) -> MpiResult<CommId> {}
+impl<F: FnOnce(&Runtime) -> MpiResult<CommId>> Which for F {}
+
+/// A communicator already resolved.
+pub fn known(comm: CommId) -> impl Which {
+    move |_: &Runtime| Ok(comm)
+}
+
+/// Who sends to whom in a call.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Every member sends to every other and receives from every other.
+    Everyone,
+    /// The root sends to every other member.
+    FromRoot(usize),
+}
+
+impl Shape {
+    /// Whether `me` sends to every other member.
+    fn sends(self, me: usize) -> bool {
+        match self {
+            Shape::Everyone => true,
+            Shape::FromRoot(root) => me == root,
+        }
+    }
+
+    /// Whether `me` receives from `peer`.
+    fn receives(self, peer: usize) -> bool {
+        match self {
+            Shape::Everyone => true,
+            Shape::FromRoot(root) => peer == root,
+        }
+    }
+}
+
+/// One light-path call: the communicator's collective context, the call's tag, this
+/// member's index, and every member's world rank and shared-memory index.
+struct Call {
+    context: u64,
+    tag: i32,
+    me: usize,
+    n: usize,
+    members: [(u32, usize); MAX_MEMBERS],
+}
+
+/// Where the receiving half from one member stands.
+#[derive(Clone, Copy)]
+enum Inbound {
+    /// Not yet arrived: polled in the member's ring, and in the unexpected queue when
+    /// that has grown since it was last searched (`searched`: the matching engine's
+    /// arrival count then), which keeps each polling round to a look at one cell.
+    Direct {
+        searched: Option<u64>,
+    },
+    /// Arrived through the progress engine; its receive request completes it.
+    Posted(ReqId),
+    Done,
+}
+
+impl Call {
+    /// Takes the call's tag when the light path serves a call on `comm` moving at most
+    /// `bytes` bytes between any two members, of collective `coll` (its
+    /// `CROSSMPI_COLL_` name), with `n_ok` accepting the member count.
+    fn open(
+        rt: &mut Runtime,
+        comm: CommId,
+        coll: &str,
+        bytes: u64,
+        n_ok: impl FnOnce(usize) -> bool,
+    ) -> Option<Call> {
+        if bytes > rt.st.shm_eager || forced(coll).is_some() {
+            return None;
+        }
+        let c = rt.comms.get(comm)?;
+        let n = c.group.size();
+        if c.remote.is_some() || !(2..=MAX_MEMBERS).contains(&n) || !n_ok(n) {
+            return None;
+        }
+        let me = c.rank;
+        // One site too: members of other sites (declared on one node) take the
+        // site-aware algorithms.
+        let site = rt.site_of[c.group.world_rank(me) as usize];
+        let mut members = [(0, 0); MAX_MEMBERS];
+        for (i, m) in members.iter_mut().enumerate().take(n) {
+            if i == me {
+                continue;
+            }
+            let world = c.group.world_rank(i);
+            let Route::Shm { local } = rt.st.peers[world as usize].route else {
+                return None;
+            };
+            if rt.site_of[world as usize] != site {
+                return None;
+            }
+            *m = (world, local);
+        }
+        let c = rt.comms.get_mut(comm)?;
+        Some(Call {
+            context: c.coll_context(),
+            tag: take_tag(c),
+            me,
+            n,
+            members,
+        })
+    }
+
+    /// The other members, starting after this one (so that not everyone writes to
+    /// member 0 first).
+    fn others(&self) -> impl Iterator<Item = usize> + '_ {
+        (1..self.n).map(move |k| (self.me + k) % self.n)
+    }
+
+    /// Sends `buf` to member `peer`: written at once when the ring and the credit allow
+    /// (no request), else started as a request the caller waits for.
+    fn send(&self, rt: &mut Runtime, peer: usize, buf: &UserBuf) -> Option<ReqId> {
+        let (world, local) = self.members[peer];
+        let env = Envelope {
+            context: self.context,
+            src: self.me as i32,
+            tag: self.tag,
+        };
+        if rt.write_inline(world, local, env, buf) {
+            return None;
+        }
+        let req = rt
+            .st
+            .start_send(buf.clone(), world, env, SendMode::Standard);
+        rt.flush();
+        Some(req)
+    }
+
+    /// One attempt to receive member `peer`'s message into `buf`.
+    fn poll_recv(
+        &self,
+        rt: &mut Runtime,
+        function: &str,
+        peer: usize,
+        buf: &UserBuf,
+        inbound: &mut Inbound,
+    ) -> MpiResult<()> {
+        let (world, local) = self.members[peer];
+        if let Inbound::Direct { searched } = inbound {
+            let key = (self.context, peer as i32, self.tag);
+            match rt.poll_direct(local, world, key, buf, searched) {
+                Some(DirectArrival::Matched(req)) => *inbound = Inbound::Posted(req),
+                Some(DirectArrival::Received(_)) => *inbound = Inbound::Done,
+                None => {}
+            }
+        }
+        if let Inbound::Posted(req) = *inbound {
+            if let Some(status) = rt.take_if_done(req) {
+                *inbound = Inbound::Done;
+                if status.error != 0 {
+                    return Err(truncated(function, status.source));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a member's message goes.
+enum Into {
+    Buf(UserBuf),
+    /// That member's slot of the call's scratch memory.
+    Slot,
+}
+
+/// The call's scratch memory holds one slot per member, each 16-byte aligned (user
+/// operators get typed pointers): the bytes of member `i`'s `len`-byte message.
+fn slot(i: usize, len: usize) -> std::ops::Range<usize> {
+    let start = i * len.next_multiple_of(16);
+    start..start + len
+}
+
+/// What a collective does in a light-path call: its [`Shape`] (given this member's index
+/// and the member count), the message this member sends to each member (given both
+/// indices), and where each member's message goes.
+struct Plan<S, O, I> {
+    shape: S,
+    out: O,
+    into: I,
+}
+
+/// Runs one light-path call when it applies (else `Ok(false)`, and nothing happened).
+/// `n_ok` accepts the member count; `finish` runs once every message has arrived and
+/// gone, with this member's index, the member count and the slots ([`slot`]). All of it
+/// takes the runtime lock once; the scratch memory is kept for the next call.
+fn run<S, O, I>(
+    function: &str,
+    comm: impl Which,
+    coll: &str,
+    bytes: u64,
+    n_ok: impl FnOnce(usize) -> bool,
+    plan: Plan<S, O, I>,
+    finish: impl FnOnce(usize, usize, &mut [u8]) -> MpiResult<()>,
+) -> MpiResult<bool>
+where
+    S: FnOnce(usize, usize) -> Shape,
+    O: Fn(usize, usize) -> UserBuf,
+    I: Fn(usize) -> Into,
+{
+    let len = bytes as usize;
+    let mut comm = Some(comm);
+    let mut n_ok = Some(n_ok);
+    let mut shape_of = Some(plan.shape);
+    let mut finish = Some(finish);
+    let mut call: Option<Call> = None;
+    let mut shape = Shape::Everyone;
+    let mut sending: [Option<ReqId>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+    let mut targets: [Option<UserBuf>; MAX_MEMBERS] = Default::default();
+    let mut inbound = [Inbound::Done; MAX_MEMBERS];
+    let mut scratch = Vec::new();
+    // The receives poll the peers' rings every round; full progress (which the fallback
+    // request paths need) runs every 32 rounds, as for a blocking receive.
+    runtime::wait_for_polling(function, 32, |rt| {
+        if let Some(shape_of) = shape_of.take() {
+            let id = match comm.take().expect("resolved once")(rt) {
+                Ok(id) => id,
+                Err(e) => return Some(Err(e)),
+            };
+            let opened = Call::open(rt, id, coll, bytes, n_ok.take().expect("once"));
+            let Some(c) = opened.as_ref() else {
+                return Some(Ok(false));
+            };
+            shape = shape_of(c.me, c.n);
+            scratch = std::mem::take(&mut rt.colls.light_scratch);
+            let need = slot(c.n, len).start + 15;
+            if scratch.len() < need {
+                scratch.resize(need, 0);
+            }
+            let base = aligned(&mut scratch).as_mut_ptr() as usize;
+            for j in c.others() {
+                if shape.receives(j) {
+                    targets[j] = Some(match (plan.into)(j) {
+                        Into::Buf(b) => b,
+                        Into::Slot => userbuf::bytes(base + slot(j, len).start, len),
+                    });
+                    inbound[j] = Inbound::Direct { searched: None };
+                }
+            }
+            if shape.sends(c.me) {
+                for j in c.others() {
+                    sending[j] = c.send(rt, j, &(plan.out)(c.me, j));
+                }
+            }
+            call = opened;
+        }
+        let c = call.as_ref()?;
+        let mut waiting = false;
+        for j in c.others() {
+            if let Some(buf) = &targets[j] {
+                if !matches!(inbound[j], Inbound::Done) {
+                    if let Err(e) = c.poll_recv(rt, function, j, buf, &mut inbound[j]) {
+                        return Some(Err(e));
+                    }
+                    waiting |= !matches!(inbound[j], Inbound::Done);
+                }
+            }
+        }
+        if waiting {
+            return None;
+        }
+        for req in sending.iter_mut().take(c.n) {
+            if let Some(r) = *req {
+                rt.take_if_done(r)?;
+                *req = None;
+            }
+        }
+        let finish = finish.take().expect("finished once");
+        let done = finish(c.me, c.n, aligned(&mut scratch)).map(|_| true);
+        rt.colls.light_scratch = std::mem::take(&mut scratch);
+        Some(done)
+    })?
+}
+
+/// A member's packed data: borrowed when dense, else packed into `scratch`.
+fn packed<'a>(buf: &'a UserBuf, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    if let Some(d) = buf.dense(0, buf.bytes() as usize) {
+        return d;
+    }
+    scratch.resize(buf.bytes() as usize, 0);
+    buf.pack_into(0, scratch);
+    scratch
+}
+
+/// The 16-byte aligned part of `v`, at least `len` bytes once `v` holds `len + 15`.
+fn aligned(v: &mut [u8]) -> &mut [u8] {
+    let pad = v.as_ptr().align_offset(16).min(v.len());
+    &mut v[pad..]
+}
+
+/// One block per member: listed, or equal dense blocks back to back (what the C layer
+/// passes for predefined types, before it knows the member count).
+pub enum Blocks<'a> {
+    Each(&'a [UserBuf]),
+    Dense { base: usize, len: usize },
+}
+
+impl Blocks<'_> {
+    fn get(&self, i: usize) -> UserBuf {
+        match self {
+            Blocks::Each(v) => v[i].clone(),
+            Blocks::Dense { base, len } => userbuf::bytes(base + i * len, *len),
+        }
+    }
+
+    /// Whether there is a block for each of `n` members.
+    fn fits(&self, n: usize) -> bool {
+        match self {
+            Blocks::Each(v) => v.len() == n,
+            Blocks::Dense { .. } => true,
+        }
+    }
+
+    /// The size of the largest block: the message size the light path's limit applies to.
+    fn largest(&self) -> u64 {
+        match self {
+            Blocks::Each(v) => v.iter().map(|b| b.bytes()).max().unwrap_or(0),
+            Blocks::Dense { len, .. } => *len as u64,
+        }
+    }
+}
+
+/// `MPI_Barrier` of two members: an empty message each way.
+pub fn barrier(function: &str, comm: impl Which) -> MpiResult<bool> {
+    run(
+        function,
+        comm,
+        "BARRIER",
+        0,
+        |n| n == 2,
+        Plan {
+            shape: |_, _| Shape::Everyone,
+            out: |_, _| userbuf::bytes(0, 0),
+            into: |_| Into::Buf(userbuf::bytes(0, 0)),
+        },
+        |_, _, _| Ok(()),
+    )
+}
+
+/// `MPI_Bcast` from `root` (an invalid root takes the general path, which reports it).
+pub fn bcast(function: &str, comm: impl Which, buf: &UserBuf, root: i32) -> MpiResult<bool> {
+    run(
+        function,
+        comm,
+        "BCAST",
+        buf.bytes(),
+        |n| (0..n as i32).contains(&root),
+        Plan {
+            shape: |_, _| Shape::FromRoot(root as usize),
+            out: |_, _| buf.clone(),
+            into: |_| Into::Buf(buf.clone()),
+        },
+        |_, _, _| Ok(()),
+    )
+}
+
+/// `MPI_Allreduce` (`send` `None`: in place): every member reduces all contributions in
+/// rank order (c0 op (c1 op (... op cn-1))), so non-commutative operators get the
+/// standard's order and every member the same result.
+pub fn allreduce(
+    function: &str,
+    comm: impl Which,
+    send: Option<&UserBuf>,
+    recv: &UserBuf,
+    op: &ReduceOp,
+) -> MpiResult<bool> {
+    op.check(function, &recv.dtype)?;
+    let mine = send.unwrap_or(recv);
+    run(
+        function,
+        comm,
+        "ALLREDUCE",
+        recv.bytes(),
+        |_| true,
+        Plan {
+            shape: |_, _| Shape::Everyone,
+            out: |_, _| mine.clone(),
+            into: |_| Into::Slot,
+        },
+        |me, n, slots| {
+            let len = recv.bytes() as usize;
+            mine.pack_into(0, &mut slots[slot(me, len)]);
+            // The accumulator is the last member's slot: c(n-1), then c(i) op it.
+            let (lower, acc) = slots.split_at_mut(slot(n - 1, len).start);
+            let acc = &mut acc[..len];
+            for i in (0..n - 1).rev() {
+                op.apply(function, &lower[slot(i, len)], acc, recv.count, &recv.dtype)?;
+            }
+            recv.unpack_from(0, acc);
+            Ok(())
+        },
+    )
+}
+
+/// `MPI_Alltoall(v/w)` with separate send blocks (in place takes the general path: the
+/// block going out is the one coming in). `equal`: the call's blocks are equal on every
+/// member (`MPI_Alltoall`); with unequal ones the members' largest blocks, hence their
+/// choice of path, may differ, which two members survive (one message each way either
+/// way) and more may not.
+pub fn alltoall(
+    function: &str,
+    comm: impl Which,
+    send: &Blocks,
+    recv: &Blocks,
+    equal: bool,
+) -> MpiResult<bool> {
+    let bytes = send.largest().max(recv.largest());
+    run(
+        function,
+        comm,
+        "ALLTOALL",
+        bytes,
+        |n| send.fits(n) && recv.fits(n) && (equal || n == 2),
+        Plan {
+            shape: |_, _| Shape::Everyone,
+            out: |_, j| send.get(j),
+            into: |j| Into::Buf(recv.get(j)),
+        },
+        |me, _, _| {
+            let mut scratch = Vec::new();
+            recv.get(me)
+                .unpack_from(0, packed(&send.get(me), &mut scratch));
+            Ok(())
+        },
+    )
+}
+
+/// `MPI_Allgather(v)` (`send` `None`: in place, this member's block is in `blocks`).
+pub fn allgather(
+    function: &str,
+    comm: impl Which,
+    send: Option<&UserBuf>,
+    blocks: &Blocks,
+) -> MpiResult<bool> {
+    let bytes = blocks.largest().max(send.map_or(0, |s| s.bytes()));
+    run(
+        function,
+        comm,
+        "ALLGATHER",
+        bytes,
+        |n| blocks.fits(n),
+        Plan {
+            shape: |_, _| Shape::Everyone,
+            out: |me, _| send.cloned().unwrap_or_else(|| blocks.get(me)),
+            into: |j| Into::Buf(blocks.get(j)),
+        },
+        |me, _, _| {
+            if let Some(s) = send {
+                let mut scratch = Vec::new();
+                blocks.get(me).unpack_from(0, packed(s, &mut scratch));
+            }
+            Ok(())
+        },
+    )
+}
