@@ -154,6 +154,14 @@ impl Waiter {
         idle >= self.policy.spin
     }
 
+    /// Called after a round that polled without running full progress: yields the
+    /// processor once this wait yields at all.
+    pub fn pause(&self) {
+        if self.yielding {
+            std::thread::yield_now();
+        }
+    }
+
     /// Called when a poll made progress: the peer is active, poll eagerly again.
     pub fn busy(&mut self) {
         self.started = None;

@@ -174,6 +174,9 @@ pub fn wait_for_polling<R>(
         }
         round = round.wrapping_add(1);
         if !round.is_multiple_of(progress_every) {
+            // A yielding wait gives the processor away every round, not only when full
+            // progress runs: the peers it waits for may need it (ranks outnumber cores).
+            waiter.pause();
             continue;
         }
         let progressed = rt.progress();
