@@ -157,7 +157,7 @@ impl Call {
     /// The other members, starting after this one (so that not everyone writes to
     /// member 0 first).
     fn others(&self) -> impl Iterator<Item = usize> + '_ {
-        (1..self.n).map(move |k| (self.me + k) % self.n)
+        (self.me + 1..self.n).chain(0..self.me)
     }
 
     /// Sends `buf` to member `peer`: written at once when the ring and the credit allow
@@ -260,6 +260,9 @@ where
     let mut sending: [Option<ReqId>; MAX_MEMBERS] = [None; MAX_MEMBERS];
     let mut targets: [Option<UserBuf>; MAX_MEMBERS] = Default::default();
     let mut inbound = [Inbound::Done; MAX_MEMBERS];
+    // The members whose message has not arrived yet: a round polls only those.
+    let mut pending = [0usize; MAX_MEMBERS];
+    let mut npending = 0;
     let mut scratch = Vec::new();
     // The receives poll the peers' rings every round; full progress (which the fallback
     // request paths need) runs every 32 rounds, as for a blocking receive.
@@ -287,6 +290,8 @@ where
                         Into::Slot => userbuf::bytes(base + slot(j, len).start, len),
                     });
                     inbound[j] = Inbound::Direct { searched: None };
+                    pending[npending] = j;
+                    npending += 1;
                 }
             }
             if shape.sends(c.me) {
@@ -297,18 +302,21 @@ where
             call = opened;
         }
         let c = call.as_ref()?;
-        let mut waiting = false;
-        for j in c.others() {
-            if let Some(buf) = &targets[j] {
-                if !matches!(inbound[j], Inbound::Done) {
-                    if let Err(e) = c.poll_recv(rt, function, j, buf, &mut inbound[j]) {
-                        return Some(Err(e));
-                    }
-                    waiting |= !matches!(inbound[j], Inbound::Done);
-                }
+        let mut k = 0;
+        while k < npending {
+            let j = pending[k];
+            let buf = targets[j].as_ref().expect("a pending member has a target");
+            if let Err(e) = c.poll_recv(rt, function, j, buf, &mut inbound[j]) {
+                return Some(Err(e));
+            }
+            if matches!(inbound[j], Inbound::Done) {
+                npending -= 1;
+                pending[k] = pending[npending];
+            } else {
+                k += 1;
             }
         }
-        if waiting {
+        if npending > 0 {
             return None;
         }
         for req in sending.iter_mut().take(c.n) {
