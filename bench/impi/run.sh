@@ -27,6 +27,9 @@
 # | BENCH_KERNELS      | cg fft3d isort mg wavefront | kernels to run                              |
 # | BENCH_BUDGET       | 0.3                         | seconds of timed calls per cell and run     |
 # | BENCH_TIMEOUT      | 300                         | seconds before a run is killed ("fail")     |
+# | CROSSMPI_YIELD_US  | 0 (bench/lib/lab.sh)        | ranks yield from their first idle poll: the |
+# |                    |                             | lab's hosts share 2 cores (Open MPI alike:  |
+# |                    |                             | mpi_yield_when_idle)                        |
 # About 25 minutes with the defaults on 2 cores. A failed build or run is recorded as
 # "fail" and the script goes on.
 set -uo pipefail

@@ -6,6 +6,15 @@ bin=$out/bin
 mkdir -p "$bin"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# Every emulated host, front-end and relay of the lab shares this machine's cores, but a
+# rank counts only the ranks it can see as its machine's (those of its own namespace):
+# with 20 us of polling before yielding, a rank held the core that a rank of another
+# emulated host or a relay needed (a relay hop 35 us instead of 7, docs/impi-relay.md,
+# "Measured"). So ranks yield from their first idle poll, as crossmpi does by itself
+# when it sees more ranks than cores, and Open MPI gets its equivalent
+# (mpi_yield_when_idle, bench/impi/gridjob.py).
+export CROSSMPI_YIELD_US=${CROSSMPI_YIELD_US:-0}
+
 # The delay line: the installed one, else the one crossmpi lab finds itself.
 [ -x "$prefix/bin/crossmpi-tapdelay" ] && export CROSSMPI_TAPDELAY=$prefix/bin/crossmpi-tapdelay
 export CROSSMPI_PREFIX=$prefix

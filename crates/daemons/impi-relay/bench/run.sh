@@ -35,15 +35,12 @@
 # | BENCH_SWEEP_TRUNKS | 4                              | trunks of the relayed cluster in (d)            |
 # | BENCH_KERNELS      | isort fft3d                    | kernels of (c) and (d)                          |
 # | BENCH_TIMEOUT      | 300                            | seconds before a run is killed ("fail")         |
-# | CROSSMPI_YIELD_US  | 0                              | ranks yield the processor from their first idle |
-# |                    |                                | poll: the lab's relays share the ranks' 2 cores |
-# |                    |                                | (a front-end has its own), and a rank polling   |
-# |                    |                                | 20 us before yielding held the core a relay     |
-# |                    |                                | needed (35 us per hop instead of 7)             |
+# | CROSSMPI_YIELD_US  | 0 (bench/lib/lab.sh)           | ranks yield from their first idle poll: the     |
+# |                    |                                | lab's relays share the ranks' 2 cores (a        |
+# |                    |                                | front-end has its own; 35 us per hop otherwise) |
 # About 15 minutes with the defaults on 2 cores (load average 4-6). A failed build or
 # run is recorded as "fail" and the script goes on.
 set -uo pipefail
-export CROSSMPI_YIELD_US=${CROSSMPI_YIELD_US:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 prefix=$(cd "${1:-$root/build/install}" 2>/dev/null && pwd) || { echo "$0: PREFIX '${1:-}' does not exist" >&2; exit 2; }
