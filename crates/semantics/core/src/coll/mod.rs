@@ -421,6 +421,14 @@ pub fn rooted(
     })
 }
 
+/// The allgather algorithm of a call.
+enum Gathering {
+    TwoLevel,
+    /// Recursive doubling over the whole receive buffer.
+    Doubling(Span),
+    Ring,
+}
+
 /// `MPI_Allgather(v)` / `MPI_Iallgather(v)`: `send` is `None` for `MPI_IN_PLACE` (this
 /// member's block is already in `blocks`); `equal`: the blocks are equal and laid out
 /// back to back in one buffer (`MPI_Allgather`), which allows recursive doubling.
@@ -468,27 +476,33 @@ pub fn allgather(
             None if send.is_none() => (blocks.iter().map(|b| s.inout(b)).collect(), None),
             None => (blocks.iter().map(|b| s.output(b)).collect(), None),
         };
-        if let Some(b) = &send {
-            let mine = s.input(b);
-            s.copy(mine, spans[t.me]);
-        }
+        let mine = send.as_ref().map(|b| s.input(b));
         let block = spans[0].len;
         let pow2 = t.size().is_power_of_two();
-        let choice = forced("ALLGATHER");
-        match (choice, whole_span) {
-            _ if magpie(s) => allgather::two_level::build(s, t, &spans, &levels(s)),
-            (Some("two_level"), Some(_)) => allgather::two_level::build(s, t, &spans, &levels(s)),
-            (Some("recursive_doubling"), Some(w)) if pow2 => {
-                allgather::recursive_doubling::build(s, t, w, block)
-            }
-            (Some(_), _) => allgather::ring::build(s, t, &spans),
-            (None, Some(_)) if spans_nodes(s) => {
-                allgather::two_level::build(s, t, &spans, &levels(s))
-            }
+        let algorithm = match (forced("ALLGATHER"), whole_span) {
+            _ if magpie(s) => Gathering::TwoLevel,
+            (Some("two_level"), Some(_)) => Gathering::TwoLevel,
+            (Some("recursive_doubling"), Some(w)) if pow2 => Gathering::Doubling(w),
+            (Some(_), _) => Gathering::Ring,
+            (None, Some(_)) if spans_nodes(s) => Gathering::TwoLevel,
             (None, Some(w)) if pow2 && block <= thresholds().allgather_small => {
-                allgather::recursive_doubling::build(s, t, w, block)
+                Gathering::Doubling(w)
             }
-            (None, _) => allgather::ring::build(s, t, &spans),
+            (None, _) => Gathering::Ring,
+        };
+        // The ring sends this member's block from the send buffer while copying it
+        // into place; the others need it in place first.
+        if let (Gathering::Ring, Some(own)) = (&algorithm, mine) {
+            allgather::ring::build_from(s, t, &spans, own);
+            return Ok(());
+        }
+        if let Some(own) = mine {
+            s.copy(own, spans[t.me]);
+        }
+        match algorithm {
+            Gathering::TwoLevel => allgather::two_level::build(s, t, &spans, &levels(s)),
+            Gathering::Doubling(w) => allgather::recursive_doubling::build(s, t, w, block),
+            Gathering::Ring => allgather::ring::build(s, t, &spans),
         }
         Ok(())
     })

@@ -101,6 +101,16 @@ enum Step {
     Wait,
 }
 
+impl Step {
+    /// Whether the step is local work (no message).
+    fn is_local(&self) -> bool {
+        matches!(
+            self,
+            Step::Reduce { .. } | Step::Copy { .. } | Step::Unpack { .. }
+        )
+    }
+}
+
 /// Where a schedule stands after an `advance`.
 pub enum Advance {
     Running,
@@ -396,6 +406,12 @@ impl<'f> Sched<'f> {
             while self.next < self.b.steps.len() {
                 let i = self.next;
                 self.next += 1;
+                // Sends queued so far go out before local work (a copy, a reduction), so
+                // their receivers start while this member computes.
+                if sent && self.b.steps[i].is_local() {
+                    rt.flush();
+                    sent = false;
+                }
                 if let Err(e) = self.run_step(rt, i, &mut sent) {
                     self.finished = true;
                     return Advance::Done(Err(e));
