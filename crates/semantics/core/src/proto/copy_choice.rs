@@ -12,10 +12,11 @@
 //! transfers each way and takes the way whose best recent transfer was fastest: a best,
 //! not a mean, because a way's first transfers in a row are slow (the first eight pulls
 //! of 1 MiB here took 300 down to 70 us, then 55-60), and a transfer that waited for a
-//! descheduled process says little about the way. So each way is tried in runs of
-//! [`BURST`], at the start and then every [`EXPLORE_EVERY`]th message for one way not
-//! taken, which notices a change (other load on the node). Sans-IO: the caller times the
-//! transfers.
+//! descheduled process says little about the way. So the first way tried for a size is
+//! tried in a run of [`BURST`] (those slow first transfers are the fresh buffer's, any way
+//! would see them), each other way in runs of [`TRY`], at the start and then every
+//! [`EXPLORE_EVERY`]th message for one way not taken, which notices a change (other load
+//! on the node). Sans-IO: the caller times the transfers.
 
 use std::time::Duration;
 
@@ -29,8 +30,13 @@ pub enum Copy {
 
 const WAYS: [Copy; 3] = [Copy::Pull, Copy::Split, Copy::Ring];
 
-/// Transfers a way is tried for in a row.
+/// Transfers the first way tried for a size is tried for in a row: the receiver's buffer
+/// is fresh then, and its first transfers are slow whatever the way.
 pub const BURST: u32 = 8;
+/// Transfers any other way is tried for in a row, at the start and when exploring: the
+/// pages are warm by then, and every transfer on a slower way is time lost (a program
+/// moving a size some twenty times spent most of them exploring in runs of [`BURST`]).
+pub const TRY: u32 = 2;
 /// Every this many messages of a size, a way not taken is tried again.
 pub const EXPLORE_EVERY: u32 = 128;
 /// Transfers each way remembered per size.
@@ -72,9 +78,9 @@ struct Bucket {
 }
 
 impl Bucket {
-    /// Tries `way` for a run of [`BURST`] transfers, this one included.
-    fn burst(&mut self, way: Copy) -> Copy {
-        self.burst = Some((way, BURST - 1));
+    /// Tries `way` for a run of `run` transfers, this one included.
+    fn burst(&mut self, way: Copy, run: u32) -> Copy {
+        self.burst = (run > 1).then_some((way, run - 1));
         way
     }
 }
@@ -128,7 +134,8 @@ impl CopyChoice {
             }
         }
         if let Some(untried) = ways().find(|&w| b.recent[index(w)].best().is_none()) {
-            return b.burst(untried);
+            let first = b.recent.iter().all(|r| r.best().is_none());
+            return b.burst(untried, if first { BURST } else { TRY });
         }
         let best = ways()
             .min_by(|&x, &y| {
@@ -145,7 +152,7 @@ impl CopyChoice {
             .filter(|&w| w != best)
             .nth(b.explored)
             .expect("counted above");
-        b.burst(next)
+        b.burst(next, TRY)
     }
 
     /// A transfer of `len` bytes took `elapsed` by `way`.
@@ -188,10 +195,10 @@ mod tests {
         for p in [300, 320, 120, 118, 84, 73, 116, 71] {
             assert_eq!(transfer(&mut c, MIB, [p, 40, 80]), Copy::Pull);
         }
-        for _ in 0..BURST {
+        for _ in 0..TRY {
             assert_eq!(transfer(&mut c, MIB, [60, 40, 80]), Copy::Split);
         }
-        for _ in 0..BURST {
+        for _ in 0..TRY {
             assert_eq!(transfer(&mut c, MIB, [60, 40, 80]), Copy::Ring);
         }
         let ways: Vec<Copy> = (0..2 * EXPLORE_EVERY)
@@ -200,7 +207,7 @@ mod tests {
         let count = |w| ways.iter().filter(|&&x| x == w).count() as u32;
         assert_eq!(
             (count(Copy::Pull), count(Copy::Ring)),
-            (BURST, BURST),
+            (TRY, TRY),
             "{ways:?}"
         );
         assert_eq!(

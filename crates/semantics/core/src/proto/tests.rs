@@ -309,4 +309,4 @@ fn transfers_land_intact(a: &mut State, b: &mut State) {
     );
 }
 
-const BURST_OF_SPLITS: usize = copy_choice::BURST as usize;
+const BURST_OF_SPLITS: usize = copy_choice::TRY as usize;
