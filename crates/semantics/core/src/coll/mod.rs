@@ -564,7 +564,7 @@ pub fn alltoall(
         match forced("ALLTOALL") {
             Some("pairwise") => alltoall::pairwise::build(s, t, &out, &into),
             Some(_) => alltoall::linear::build(s, t, &out, &into),
-            None if largest >= thresholds().alltoall_large => {
+            None if largest >= thresholds().alltoall_large && spans_nodes(s) => {
                 alltoall::pairwise::build(s, t, &out, &into)
             }
             None => alltoall::linear::build(s, t, &out, &into),

@@ -33,7 +33,11 @@ pub struct Thresholds {
     /// and reduces; below it the log2 n exchanges of the whole vector cost less latency.
     pub allreduce_large: usize,
     /// `CROSSMPI_COLL_ALLTOALL_LARGE` (default 32 KiB per block): from here all-to-all
-    /// runs pairwise (one exchange in flight, no burst of n-1 large messages).
+    /// between nodes runs pairwise (one exchange in flight, no burst of n-1 large
+    /// messages on the network). Inside one node every block stays in one round: each is
+    /// a request the receiver pulls, so a burst costs nothing, and whichever member runs
+    /// pulls what is ready instead of waiting for one partner (4 ranks on 2 cores, 1 MiB:
+    /// 580 us against 720 pairwise; 64 KiB at 8 ranks 240 against 280).
     pub alltoall_large: usize,
     /// `CROSSMPI_COLL_ALLGATHER_SMALL` (default 4 KiB per block): up to here a
     /// power-of-two member count uses recursive doubling (log2 n rounds, not n-1).
