@@ -443,11 +443,7 @@ impl State {
     }
 
     fn finish_send(&mut self, req: ReqId) {
-        if let Some(Request {
-            kind: ReqKind::Send(s),
-            ..
-        }) = self.requests.get_mut(req)
-        {
+        if let Some(s) = self.requests.get_mut(req).and_then(Request::send_op_mut) {
             s.state = SendState::Done;
         }
         self.complete(req);
@@ -455,11 +451,7 @@ impl State {
 
     /// A transport finished writing a frame that carried `on_written`.
     pub fn frame_written(&mut self, req: ReqId) {
-        let Some(Request {
-            kind: ReqKind::Send(s),
-            ..
-        }) = self.requests.get_mut(req)
-        else {
+        let Some(s) = self.requests.get_mut(req).and_then(Request::send_op_mut) else {
             return;
         };
         match s.state {
@@ -537,11 +529,7 @@ impl State {
         if self.peers[from as usize].route != Route::Impi || !self.impi_external32 {
             return;
         }
-        if let Some(Request {
-            kind: ReqKind::Recv(r),
-            ..
-        }) = self.requests.get_mut(req)
-        {
+        if let Some(r) = self.requests.get_mut(req).and_then(Request::recv_op_mut) {
             if r.staged.is_none() && crate::external::needs_conversion(&r.buf.dtype) {
                 let s = crate::external::stage_recv(&r.buf);
                 r.buf = s.view();
@@ -573,11 +561,7 @@ impl State {
     fn deliver_whole(&mut self, req: ReqId, env: Envelope, data: &[u8]) {
         self.set_matched_status(req, env, data.len() as u64);
         let cap = self.recv_capacity(req) as usize;
-        if let Some(Request {
-            kind: ReqKind::Recv(r),
-            ..
-        }) = self.requests.get_mut(req)
-        {
+        if let Some(r) = self.requests.get_mut(req).and_then(Request::recv_op_mut) {
             r.buf.unpack_from(0, &data[..data.len().min(cap)]);
             r.state = RecvState::Done;
         }
@@ -594,11 +578,7 @@ impl State {
         cma_addr: u64,
     ) {
         self.set_matched_status(req, env, len);
-        if let Some(Request {
-            kind: ReqKind::Recv(r),
-            ..
-        }) = self.requests.get_mut(req)
-        {
+        if let Some(r) = self.requests.get_mut(req).and_then(Request::recv_op_mut) {
             r.state = RecvState::Receiving { len, received: 0 };
         }
         if cma_addr != 0 && len <= self.recv_capacity(req) {
@@ -700,11 +680,7 @@ impl State {
     /// `n` more bytes of the rendezvous message for receive `req` are in place; the
     /// receive completes with the last of them (and a timed one tells its way's time).
     fn add_received(&mut self, req: ReqId, n: u64) {
-        let Some(Request {
-            kind: ReqKind::Recv(r),
-            ..
-        }) = self.requests.get_mut(req)
-        else {
+        let Some(r) = self.requests.get_mut(req).and_then(Request::recv_op_mut) else {
             return;
         };
         let RecvState::Receiving { len, received } = r.state else {
@@ -735,16 +711,10 @@ impl State {
     /// The address of receive `req`'s buffer when its first `len` bytes lie contiguous
     /// (another process can then write into it).
     fn recv_dense_addr(&mut self, req: ReqId, len: u64) -> Option<u64> {
-        match self.requests.get_mut(req) {
-            Some(Request {
-                kind: ReqKind::Recv(r),
-                ..
-            }) => r
-                .buf
-                .dense_mut(0, len as usize)
-                .map(|d| d.as_mut_ptr() as u64),
-            _ => None,
-        }
+        let r = self.requests.get_mut(req).and_then(Request::recv_op_mut)?;
+        r.buf
+            .dense_mut(0, len as usize)
+            .map(|d| d.as_mut_ptr() as u64)
     }
 
     /// Copies `len` bytes of a rendezvous message, from byte `offset` on, straight out of
@@ -761,11 +731,7 @@ impl State {
         let Some(pid) = self.peer_pid(from) else {
             return no("the peer's process id is unknown");
         };
-        let Some(Request {
-            kind: ReqKind::Recv(r),
-            ..
-        }) = self.requests.get(req)
-        else {
+        let Some(r) = self.requests.get(req).and_then(Request::recv_op) else {
             return no("not a receive");
         };
         let src = (addr + offset) as usize;
@@ -943,19 +909,11 @@ impl State {
             } => {
                 if let Sink::Buffer(data) = sink {
                     let cap = self.recv_capacity(req) as usize;
-                    if let Some(Request {
-                        kind: ReqKind::Recv(r),
-                        ..
-                    }) = self.requests.get(req)
-                    {
+                    if let Some(r) = self.requests.get(req).and_then(Request::recv_op) {
                         r.buf.unpack_from(0, &data[..data.len().min(cap)]);
                     }
                 }
-                if let Some(Request {
-                    kind: ReqKind::Recv(r),
-                    ..
-                }) = self.requests.get_mut(req)
-                {
+                if let Some(r) = self.requests.get_mut(req).and_then(Request::recv_op_mut) {
                     r.state = RecvState::Done;
                 }
                 self.complete(req);
@@ -985,11 +943,7 @@ impl State {
             }
             Delivery::Data { req, offset, len } => {
                 let cap = self.recv_capacity(req);
-                let Some(Request {
-                    kind: ReqKind::Recv(r),
-                    ..
-                }) = self.requests.get_mut(req)
-                else {
+                let Some(r) = self.requests.get_mut(req).and_then(Request::recv_op_mut) else {
                     return;
                 };
                 if let Sink::Buffer(data) = sink {
@@ -1056,11 +1010,7 @@ impl State {
                 Sink::Buffer(v)
             }
             Sink::Direct { req, offset } => {
-                if let Some(Request {
-                    kind: ReqKind::Recv(r),
-                    ..
-                }) = self.requests.get(req)
-                {
+                if let Some(r) = self.requests.get(req).and_then(Request::recv_op) {
                     if let Some(dst) = r.buf.dense_mut(offset, payload.len()) {
                         dst.copy_from_slice(payload);
                     }
@@ -1076,14 +1026,9 @@ impl State {
     /// second half of a split rendezvous), then says how many it wrote (0 when the kernel
     /// refused: the receiver then pulls them). The send completes on the receiver's `Fin`.
     fn push(&mut self, req: ReqId, to: u32, rreq: u64, offset: u64, addr: u64) {
-        let written = match (self.peer_pid(to), self.requests.get(req)) {
-            (
-                Some(pid),
-                Some(Request {
-                    kind: ReqKind::Send(s),
-                    ..
-                }),
-            ) => {
+        let send = self.requests.get(req).and_then(Request::send_op);
+        let written = match (self.peer_pid(to), send) {
+            (Some(pid), Some(s)) => {
                 let len = s.buf.bytes().saturating_sub(offset);
                 s.buf
                     .dense(offset, len as usize)
@@ -1097,11 +1042,7 @@ impl State {
     }
 
     fn stream(&mut self, req: ReqId, rreq: u64) {
-        let Some(Request {
-            kind: ReqKind::Send(s),
-            ..
-        }) = self.requests.get_mut(req)
-        else {
+        let Some(s) = self.requests.get_mut(req).and_then(Request::send_op_mut) else {
             return;
         };
         s.state = SendState::Streaming;

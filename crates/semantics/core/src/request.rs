@@ -137,6 +137,36 @@ pub struct Request {
 }
 
 impl Request {
+    /// The receive this request is, if it is one.
+    pub fn recv_op(&self) -> Option<&RecvOp> {
+        match &self.kind {
+            ReqKind::Recv(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    pub fn recv_op_mut(&mut self) -> Option<&mut RecvOp> {
+        match &mut self.kind {
+            ReqKind::Recv(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The send this request is, if it is one.
+    pub fn send_op(&self) -> Option<&SendOp> {
+        match &self.kind {
+            ReqKind::Send(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn send_op_mut(&mut self) -> Option<&mut SendOp> {
+        match &mut self.kind {
+            ReqKind::Send(s) => Some(s),
+            _ => None,
+        }
+    }
+
     pub fn new(kind: ReqKind) -> Request {
         Request {
             kind,

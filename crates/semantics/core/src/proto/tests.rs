@@ -35,11 +35,7 @@ fn payload_of(st: &State, out: &Outgoing) -> Vec<u8> {
         Payload::Owned(v) => v.clone(),
         Payload::Send { req, offset, len } => {
             let mut v = vec![0u8; *len as usize];
-            if let Some(Request {
-                kind: ReqKind::Send(s),
-                ..
-            }) = st.requests.get(*req)
-            {
+            if let Some(s) = st.requests.get(*req).and_then(Request::send_op) {
                 s.buf.pack_into(*offset, &mut v);
             }
             v
@@ -61,11 +57,7 @@ fn deliver(from: &mut State, to: &mut State, split: bool) -> usize {
                     Sink::Buffer(v)
                 }
                 Sink::Direct { req, offset } => {
-                    if let Some(Request {
-                        kind: ReqKind::Recv(r),
-                        ..
-                    }) = to.requests.get(req)
-                    {
+                    if let Some(r) = to.requests.get(req).and_then(Request::recv_op) {
                         r.buf.unpack_from(offset, &data);
                     }
                     Sink::Direct { req, offset }
