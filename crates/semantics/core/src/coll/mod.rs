@@ -517,8 +517,10 @@ pub fn alltoall(
     send: Option<Vec<UserBuf>>,
     recv: Vec<UserBuf>,
 ) -> MpiResult<Option<ReqId>> {
+    // Equal blocks everywhere (what the light path beyond two members and aggregating at
+    // site leaders need) is a property of the function, not of one member's arguments.
+    let equal = !function.contains("lltoallv") && !function.contains("lltoallw");
     if let (Mode::Blocking, Some(out)) = (mode, &send) {
-        let equal = !function.contains("lltoallv") && !function.contains("lltoallw");
         let (out, into) = (light::Blocks::Each(out), light::Blocks::Each(&recv));
         if light::alltoall(function, light::known(comm), &out, &into, equal)? {
             return Ok(None);
@@ -536,9 +538,6 @@ pub fn alltoall(
         }
         let t = whole(s);
         let largest = out.iter().map(|b| b.len).max().unwrap_or(0);
-        // Equal blocks everywhere (what aggregating at site leaders needs) is a
-        // property of the function, not of one member's arguments.
-        let equal = !function.contains("lltoallv") && !function.contains("lltoallw");
         let small = largest < thresholds().alltoall_large;
         if let Some(cut) = site_cut(s, t, None).filter(|_| equal && small) {
             alltoall::sites::build(s, t, &cut, &out, &into);
