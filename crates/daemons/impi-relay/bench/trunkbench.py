@@ -1,6 +1,6 @@
 """Inter-cluster all-to-all bandwidth through 1, 2 and 4 trunked IMPI relays.
 
-    python3 trunkbench.py PREFIX [REPEATS] [MODE]
+    python3 trunkbench.py PREFIX [REPEATS] [MODE] [WAN_MBIT] [BYTES]
 
 A lab grid (built here, name unique to this run): private cluster p, 4 hosts and 4
 front-ends whose NICs run at 100 Mbit/s, and global cluster g, 4 hosts; a 400 Mbit/s
@@ -50,11 +50,11 @@ def trunk_table(delay_ms=0, fe_mbit=100, wan_mbit=400, reference=False):
     }
 
 
-def one_run(jobs, crossbw, trunks, mode):
+def one_run(jobs, crossbw, trunks, mode, msg_bytes):
     lab = jobs.lab
     fes = [f"p-fe{k}" for k in range(1, FRONTENDS + 1)]
     before = [wan_bytes(lab, fe) for fe in fes]
-    job = run_relayed(jobs, [("p", 4, trunks), ("g", 4, 0)], [crossbw, "4", str(1 << 20), "4"], timeout=300,
+    job = run_relayed(jobs, [("p", 4, trunks), ("g", 4, 0)], [crossbw, "4", str(msg_bytes), "4"], timeout=300,
                       trunk_mode=mode)
     if not job.ok or "OK crossbw" not in job.stdout:
         raise RuntimeError(f"{trunks} trunks failed\n{job.describe()}")
@@ -68,22 +68,25 @@ def main(argv):
     prefix = os.path.abspath(argv[1]) if len(argv) > 1 else os.path.join(ROOT, "build", "install")
     repeats = int(argv[2]) if len(argv) > 2 else 3
     mode = argv[3] if len(argv) > 3 else "destination"
+    wan_mbit = int(argv[4]) if len(argv) > 4 else 400
+    msg_bytes = int(argv[5]) if len(argv) > 5 else 1 << 20
     work = os.path.join("/tmp", f"trunk-bench-{os.getpid()}")
     os.makedirs(work, exist_ok=True)
     crossbw = os.path.join(work, "crossbw")
     subprocess.run([f"{prefix}/bin/mpicc", "-O2", "-o", crossbw, os.path.join(HERE, "crossbw.c")], check=True)
     runs = []
     name = f"tb{os.getpid() % 100000}"
-    with Lab(topology.from_table(trunk_table(), "trunkbench.py", name)) as lab:
+    with Lab(topology.from_table(trunk_table(wan_mbit=wan_mbit), "trunkbench.py", name)) as lab:
         jobs = GridJobs(lab, prefix, work)
         for r in range(repeats):
             for k in TRUNKS:
-                mbs, shares = one_run(jobs, crossbw, k, mode)
+                mbs, shares = one_run(jobs, crossbw, k, mode, msg_bytes)
                 runs.append((k, r, mbs, shares))
                 print(f"# run {r} trunks {k}: {mbs:.1f} MB/s, front-end shares "
                       + " ".join(f"{s:.2f}" for s in shares), flush=True)
     base = statistics.median(m for k, _, m, _ in runs if k == 1)
-    print(f"\nPC-GC all-to-all through p's relays ({mode} mode), 4+4 ranks, medians of {repeats}")
+    print(f"\nPC-GC all-to-all through p's relays ({mode} mode), {wan_mbit} Mbit/s WAN, 4+4 ranks, "
+          f"medians of {repeats}")
     print(f"{'trunks':>6}  {'MB/s':>7}  {'vs K x 1 trunk':>14}  front-end shares of the WAN bytes")
     for k in TRUNKS:
         mine = [(m, s) for kk, _, m, s in runs if kk == k]

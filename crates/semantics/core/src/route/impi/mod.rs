@@ -257,8 +257,9 @@ impl ImpiRoute {
     }
 
     /// Once a period, asks the processes that confirmed none of our kept packets for a
-    /// whole period for their count (a `RESUME`): their answer resends what a loss that
-    /// no end saw took, and only confirms what merely waited for a slow receiver.
+    /// whole period for their count (a `PROBE`): their answer resends what a loss that
+    /// no end saw took (when it shows nothing arrived since), and only confirms what
+    /// merely waited for a slow receiver or behind bulk data.
     fn ask_stalled(&mut self) {
         let Some(log) = self.tr.resend.as_mut() else {
             return;
@@ -269,7 +270,7 @@ impl ImpiRoute {
         }
         self.next_stall_check = now + self.stall_period;
         for to in log.stalled() {
-            let ask = self.tr.resume(to, translate::RESUME);
+            let ask = self.tr.resume(to, translate::PROBE);
             self.queue_to(to, &ask);
         }
     }

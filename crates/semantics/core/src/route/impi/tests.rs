@@ -455,7 +455,8 @@ fn a_loss_nobody_saw_is_resent_after_a_period_without_confirmation() {
     let (ask, _) = read_packet(&mut relay1);
     assert_eq!(
         (ask.ty, ask.dest, ask.count, ask.reserved),
-        (PacketType::ProtoAck, proc_(2, 20), -1, 0)
+        (PacketType::ProtoAck, proc_(2, 20), -3, 0),
+        "a probe: only the count is asked for"
     );
     // Rank 1 has none of ours: the packet comes again.
     let mut answer = PacketRepr::control(PacketType::ProtoAck, proc_(2, 20), proc_(1, 10));

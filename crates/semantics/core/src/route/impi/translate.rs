@@ -42,8 +42,15 @@ pub enum Arrival {
 /// `pk_count` of a PROTOACK that asks its receiver to resend (a path of the sender's
 /// was lost): everything after the carried count, and to answer with its own count.
 pub const RESUME: i64 = -1;
-/// `pk_count` of the answer to a `RESUME`: resend everything after the carried count.
+/// `pk_count` of the answer to a `RESUME` or a `PROBE`: resend everything after the
+/// carried count (after a `PROBE`, only when that count shows that nothing arrived).
 pub const RESUME_ANSWER: i64 = -2;
+/// `pk_count` of a PROTOACK that asks its receiver only for its count, sent to a process
+/// that confirmed none of our kept packets for a whole period. Unlike `RESUME`, its
+/// receiver resends nothing of its own: its own streams have their own checks, and a
+/// stream that is merely slow (its confirmations queued behind bulk data) would send
+/// everything in flight a second time.
+pub const PROBE: i64 = -3;
 
 /// One packet to write: its header and the range of the frame's payload it carries.
 #[derive(Debug, PartialEq, Eq)]
@@ -288,9 +295,16 @@ impl Translator {
         p
     }
 
-    /// A PROTOACK asking `to` to resend after our count (`RESUME`), or answering its ask
-    /// (`RESUME_ANSWER`).
+    /// A PROTOACK asking `to` to resend after our count (`RESUME`), asking only for its
+    /// count (`PROBE`), or answering either (`RESUME_ANSWER`).
     pub fn resume(&mut self, to: u32, kind: i64) -> PacketRepr {
+        if let Some(log) = self.resend.as_mut() {
+            match kind {
+                PROBE => log.probing(to),
+                RESUME => log.resuming(to),
+                _ => {}
+            }
+        }
         let mut p = self.protoack(to);
         p.count = kind;
         p
@@ -424,11 +438,16 @@ impl Translator {
         let acked = log.confirmed(from, p.reserved)?;
         w.acknowledge_to(log.sent(from), acked)
             .map_err(|e| e.to_string())?;
-        if p.count == RESUME || p.count == RESUME_ANSWER {
-            self.resends_due.push((from, p.reserved));
-        }
-        if p.count == RESUME {
-            self.answers_due.push(from);
+        match p.count {
+            RESUME => {
+                self.resends_due.push((from, p.reserved));
+                self.answers_due.push(from);
+            }
+            PROBE => self.answers_due.push(from),
+            RESUME_ANSWER if log.answered(from, p.reserved) => {
+                self.resends_due.push((from, p.reserved))
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -36,6 +36,9 @@ struct Stream {
     received: u64,
     /// `acked`, and whether copies were kept, at the last `stalled` check.
     checked: (u64, bool),
+    /// `acked` when we last asked the receiver for its count with a probe, until its
+    /// answer (`None` after a `RESUME`, whose answer always resends).
+    probed: Option<u64>,
 }
 
 #[derive(Default)]
@@ -118,6 +121,29 @@ impl ResendLog {
         late
     }
 
+    /// We ask `peer` for its count because it confirmed nothing for a period.
+    pub fn probing(&mut self, peer: u32) {
+        let s = self.stream(peer);
+        s.probed = Some(s.acked);
+    }
+
+    /// We ask `peer` to resend because a path was lost: its answer resends.
+    pub fn resuming(&mut self, peer: u32) {
+        self.stream(peer).probed = None;
+    }
+
+    /// `peer` answered our ask with its count: whether to resend the kept packets after
+    /// it. After a probe only when nothing arrived since the probe's confirmed count
+    /// (packets then lost, or a receiver that read nothing for a whole period); a count
+    /// that moved on means the stream flows and its confirmations were merely late, and
+    /// resending would send everything still in flight twice.
+    pub fn answered(&mut self, peer: u32, count: u64) -> bool {
+        match self.stream(peer).probed.take() {
+            Some(at) => count <= at,
+            None => true,
+        }
+    }
+
     /// The kept packets to `to` numbered above `count`, oldest first.
     pub fn kept_after(&self, to: u32, count: u64) -> impl Iterator<Item = &Arc<Vec<u8>>> {
         self.streams
@@ -172,6 +198,34 @@ mod tests {
         assert_eq!(log.confirmed(1, 2), Ok(2));
         assert!(log.stalled().is_empty());
         assert!(log.stalled().is_empty(), "nothing kept, nothing late");
+    }
+
+    #[test]
+    fn a_probe_answer_resends_only_when_nothing_arrived() {
+        let mut log = ResendLog::default();
+        for _ in 0..3 {
+            let n = log.number(5);
+            log.keep(5, n, Arc::new(vec![0]));
+        }
+        assert_eq!(log.confirmed(5, 1), Ok(1));
+        log.probing(5);
+        assert_eq!(log.confirmed(5, 2), Ok(2));
+        assert!(
+            !log.answered(5, 2),
+            "the stream moved on: late confirmations"
+        );
+        log.probing(5);
+        assert!(log.answered(5, 2), "nothing arrived for a period: resend");
+        log.probing(5);
+        log.resuming(5);
+        assert!(
+            log.answered(5, 3),
+            "after a lost path the answer always resends"
+        );
+        assert!(
+            log.answered(6, 0),
+            "an answer nobody probed for (a RESUME's) resends"
+        );
     }
 
     #[test]

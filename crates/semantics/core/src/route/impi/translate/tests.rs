@@ -260,6 +260,43 @@ fn numbered_packets_survive_a_lost_path() {
 }
 
 #[test]
+fn a_probe_is_answered_without_a_resend_and_its_answer_resends_only_a_standstill() {
+    let (mut a, mut b) = translators(2, 64, true);
+    let frame = |msg| Frame::Eager {
+        env: env(),
+        msg,
+        len: 1,
+        sync: false,
+    };
+    let sent: Vec<Outbound> = (0..3).flat_map(|m| packets(&mut a, frame(m), 1)).collect();
+    assert!(matches!(arrive(&mut b, &sent[0]), Arrival::Frame { .. }));
+    // a probes b (nothing confirmed for a period); b answers and resends nothing itself.
+    let probe = a.resume(1, PROBE);
+    assert_eq!((probe.reserved, probe.count), (0, PROBE));
+    assert_eq!(b.arrive(&probe, &[]).unwrap(), Arrival::Nothing);
+    assert!(
+        b.resends_due.is_empty(),
+        "a probe's receiver resends nothing"
+    );
+    assert_eq!(b.answers_due, vec![0]);
+    // b had one packet more than a knew: the stream moves, nothing is resent.
+    let answer = b.resume(0, RESUME_ANSWER);
+    assert_eq!(answer.reserved, 1);
+    assert_eq!(a.arrive(&answer, &[]).unwrap(), Arrival::Nothing);
+    assert!(
+        a.resends_due.is_empty(),
+        "late confirmations are not a loss"
+    );
+    // The next probe's answer shows no progress: the packets after it are resent.
+    let probe = a.resume(1, PROBE);
+    assert_eq!(b.arrive(&probe, &[]).unwrap(), Arrival::Nothing);
+    let answer = b.resume(0, RESUME_ANSWER);
+    assert_eq!(a.arrive(&answer, &[]).unwrap(), Arrival::Nothing);
+    assert_eq!(a.resends_due, vec![(1, 1)]);
+    assert_eq!(sent.len(), 3);
+}
+
+#[test]
 fn cancel_and_its_answers() {
     let (mut a, mut b) = pair(10, 20);
     let rts = Frame::Rts {
