@@ -217,7 +217,7 @@ impl State {
             tcp_eager: 0,
             impi_eager: 0,
             impi_external32: false,
-            copy: CopyChoice::new(u64::MAX),
+            copy: CopyChoice::new(u64::MAX, false),
             timed: Vec::new(),
             timed_done: [None; 2],
             splits: Vec::new(),

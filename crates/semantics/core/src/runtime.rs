@@ -341,7 +341,7 @@ impl Runtime {
             st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;
         }
         let cpus = progress::available_cpus();
-        st.copy = crate::proto::copy_choice::CopyChoice::new(cfg.shm_cma_min);
+        st.copy = crate::proto::copy_choice::CopyChoice::new(cfg.shm_cma_min, machine_ranks > cpus);
         let node_of = Arc::new(node_of);
         let site_of = Arc::new(site_of);
         let mut comms = Slab::default();

@@ -248,7 +248,7 @@ fn node_pair() -> (State, State) {
         let mut st = State::new(me, peers, CREDIT);
         st.shm_eager = 1024;
         st.pids = vec![std::process::id(); 2];
-        st.copy = CopyChoice::new(0);
+        st.copy = CopyChoice::new(0, false);
         st
     };
     (mk(0), mk(1))
