@@ -28,6 +28,12 @@ pub struct Thresholds {
     /// once) instead of the binomial tree (the root sends it log2 n times; with
     /// single-copy shared memory the tree is faster up to 8 members, measured).
     pub bcast_large: usize,
+    /// `CROSSMPI_COLL_BCAST_SEGMENT` (default 256 KiB): the binomial broadcast among at
+    /// most 4 members passes longer data down the tree in segments of this size, so that
+    /// a member forwards one while it receives the next (4 ranks on 2 cores, 1 MiB:
+    /// 245-250 us against 330-350 whole; 128 KiB segments 270, 512 KiB 334, 16-32 KiB
+    /// 450-470).
+    pub bcast_segment: usize,
     /// `CROSSMPI_COLL_ALLREDUCE_LARGE` (default 64 KiB): from here commutative
     /// allreduces use Rabenseifner's algorithm, which halves the data each member sends
     /// and reduces; below it the log2 n exchanges of the whole vector cost less latency.
@@ -64,6 +70,7 @@ pub fn thresholds() -> &'static Thresholds {
     static T: OnceLock<Thresholds> = OnceLock::new();
     T.get_or_init(|| Thresholds {
         bcast_large: env_bytes("CROSSMPI_COLL_BCAST_LARGE", 128 * 1024),
+        bcast_segment: env_bytes("CROSSMPI_COLL_BCAST_SEGMENT", 256 * 1024),
         allreduce_large: env_bytes("CROSSMPI_COLL_ALLREDUCE_LARGE", 64 * 1024),
         alltoall_large: env_bytes("CROSSMPI_COLL_ALLTOALL_LARGE", 32 * 1024),
         allgather_small: env_bytes("CROSSMPI_COLL_ALLGATHER_SMALL", 4096),
