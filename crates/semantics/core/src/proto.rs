@@ -583,11 +583,24 @@ impl State {
         }
         if cma_addr != 0 && len <= self.recv_capacity(req) {
             let target = self.recv_dense_addr(req, len);
-            match self.copy.choose(len, target.is_some()) {
+            // In a two-way exchange (our own long message to the sender waits for it) the
+            // sender is busy with ours, so a split or the ring would wait for it: pull,
+            // outside the measurement, which stays that of one-way transfers (2 ranks,
+            // all-to-all of 1 MiB after broadcasts had settled on splits of 20 us: splits
+            // of 270-840 us until four of them outweighed the broadcasts').
+            let exchanging = self.sending_long_to(from);
+            let way = if exchanging {
+                Copy::Pull
+            } else {
+                self.copy.choose(len, target.is_some())
+            };
+            match way {
                 Copy::Pull => {
                     let started = Instant::now();
                     if self.pull(req, from, cma_addr, 0, len).is_ok() {
-                        self.copy.record(Copy::Pull, len, started.elapsed());
+                        if !exchanging {
+                            self.copy.record(Copy::Pull, len, started.elapsed());
+                        }
                         self.add_received(req, len);
                         self.queue_control(from, Frame::Fin { msg });
                         return;
@@ -628,6 +641,16 @@ impl State {
                 rreq: req.to_u64(),
             },
         );
+    }
+
+    /// Whether a long message of ours to `peer` waits for its reply (a rendezvous).
+    fn sending_long_to(&self, peer: u32) -> bool {
+        self.pending.values().any(|&r| {
+            self.requests
+                .get(r)
+                .and_then(Request::send_op)
+                .is_some_and(|op| op.dest == peer)
+        })
     }
 
     /// Whether split rendezvous wait for this receiver's pull ([`State::run_pulls`]).

@@ -302,3 +302,36 @@ fn transfers_land_intact(a: &mut State, b: &mut State) {
 }
 
 const BURST_OF_SPLITS: usize = copy_choice::TRY as usize;
+
+#[test]
+fn both_ends_of_a_two_way_exchange_pull_and_never_split() {
+    let (mut a, mut b) = node_pair();
+    let n = 256 * 1024;
+    for round in 0..40u32 {
+        let mut out_a: Vec<u8> = (0..n as u32).map(|i| (i * 3 + round) as u8).collect();
+        let mut out_b: Vec<u8> = (0..n as u32).map(|i| (i * 5 + round) as u8).collect();
+        let (mut in_a, mut in_b) = (vec![0u8; n], vec![0u8; n]);
+        let sa = a.start_send(buf(&mut out_a), 1, env(1), SendMode::Standard);
+        let from_b = Envelope { src: 1, ..env(1) };
+        let sb = b.start_send(buf(&mut out_b), 0, from_b, SendMode::Standard);
+        let ra = a.start_recv(buf(&mut in_a), 8, 1, 1);
+        let rb = b.start_recv(buf(&mut in_b), 8, 0, 1);
+        loop {
+            let pushed = |st: &State, to: usize| {
+                st.peers[to]
+                    .queue
+                    .iter()
+                    .any(|o| matches!(o.head.frame, Frame::Push { .. }))
+            };
+            let moved = deliver(&mut a, &mut b, false) + deliver(&mut b, &mut a, false);
+            assert!(!pushed(&a, 1) && !pushed(&b, 0), "round {round}: a split");
+            assert!(!a.has_pulls() && !b.has_pulls());
+            if moved == 0 {
+                break;
+            }
+        }
+        assert!([sa, ra].iter().all(|&r| a.is_done(r)), "round {round}");
+        assert!([sb, rb].iter().all(|&r| b.is_done(r)), "round {round}");
+        assert_eq!((&in_a, &in_b), (&out_b, &out_a), "round {round}");
+    }
+}
