@@ -34,11 +34,13 @@ fn pipelined(s: &mut Sched, t: Team, root: usize, data: Span, segment: usize) {
         }
         mask <<= 1;
     }
-    let children: Vec<_> = std::iter::successors(Some(mask >> 1), |m| Some(m >> 1))
-        .take_while(|&m| m > 0)
-        .filter(|&m| v + m < n)
-        .map(|m| t.peer((v + m + root) % n))
-        .collect();
+    // The members 2^k further for every k below this member's own bit, farthest first.
+    let children = || {
+        std::iter::successors(Some(mask >> 1), |m| Some(m >> 1))
+            .take_while(|&m| m > 0)
+            .filter(move |&m| v + m < n)
+            .map(move |m| t.peer((v + m + root) % n))
+    };
     let segment = segment.max(1);
     let count = data.len.div_ceil(segment).max(1);
     let piece = |k: usize| data.sub(k * segment, segment.min(data.len - k * segment));
@@ -47,7 +49,7 @@ fn pipelined(s: &mut Sched, t: Team, root: usize, data: Span, segment: usize) {
         s.wait();
     }
     for k in 0..count {
-        for &c in &children {
+        for c in children() {
             s.send(c, piece(k));
         }
         if let Some(p) = parent.filter(|_| k + 1 < count) {
