@@ -643,7 +643,8 @@ impl State {
         );
     }
 
-    /// Whether a long message of ours to `peer` waits for its reply (a rendezvous).
+    /// Whether a message of ours to `peer` waits for its reply: a rendezvous (a long
+    /// message), or a synchronous send's acknowledgement.
     fn sending_long_to(&self, peer: u32) -> bool {
         self.pending.values().any(|&r| {
             self.requests
