@@ -215,16 +215,22 @@ fn the_window_closes_at_hiwater_and_protoacks_reopen_it() {
     assert!(a.arrive(&ack, &[]).unwrap_err().contains("PROTOACK"));
 }
 
-#[test]
-fn numbered_packets_survive_a_lost_path() {
-    let (mut a, mut b) = translators(2, 4, true);
-    let frame = |msg| Frame::Eager {
+/// A standard eager message of one byte, number `msg`.
+fn one_byte(msg: u64) -> Frame {
+    Frame::Eager {
         env: env(),
         msg,
         len: 1,
         sync: false,
-    };
-    let sent: Vec<Outbound> = (0..4).flat_map(|m| packets(&mut a, frame(m), 1)).collect();
+    }
+}
+
+#[test]
+fn numbered_packets_survive_a_lost_path() {
+    let (mut a, mut b) = translators(2, 4, true);
+    let sent: Vec<Outbound> = (0..4)
+        .flat_map(|m| packets(&mut a, one_byte(m), 1))
+        .collect();
     let numbers: Vec<u64> = sent.iter().map(|o| o.packet.reserved).collect();
     assert_eq!(numbers, vec![1, 2, 3, 4]);
     // Packet 2 is lost with a relay: 3 and 4 arrive early and are dropped, unacknowledged.
@@ -233,7 +239,7 @@ fn numbered_packets_survive_a_lost_path() {
     assert_eq!(arrive(&mut b, &sent[3]), Arrival::Dropped);
     assert!(b.acks_due.is_empty(), "dropped packets do not count");
     let mut blocked = false;
-    assert!(a.next_packet(1, &frame(9), 1, 0, &mut blocked).is_none() && blocked);
+    assert!(a.next_packet(1, &one_byte(9), 1, 0, &mut blocked).is_none() && blocked);
     // The receiver asks for a resend after its count (1); the sender resends 2..4 and
     // answers with its own count of the receiver's packets (none).
     let ask = b.resume(0, RESUME);
@@ -250,7 +256,7 @@ fn numbered_packets_survive_a_lost_path() {
     let ack = b.protoack(0);
     assert_eq!(ack.reserved, 4);
     assert_eq!(a.arrive(&ack, &[]).unwrap(), Arrival::Nothing);
-    assert!(a.next_packet(1, &frame(9), 1, 0, &mut blocked).is_some());
+    assert!(a.next_packet(1, &one_byte(9), 1, 0, &mut blocked).is_some());
     let mut late = b.protoack(0);
     late.reserved = 6;
     assert!(a
@@ -262,13 +268,9 @@ fn numbered_packets_survive_a_lost_path() {
 #[test]
 fn a_probe_is_answered_without_a_resend_and_its_answer_resends_only_a_standstill() {
     let (mut a, mut b) = translators(2, 64, true);
-    let frame = |msg| Frame::Eager {
-        env: env(),
-        msg,
-        len: 1,
-        sync: false,
-    };
-    let sent: Vec<Outbound> = (0..3).flat_map(|m| packets(&mut a, frame(m), 1)).collect();
+    let sent: Vec<Outbound> = (0..3)
+        .flat_map(|m| packets(&mut a, one_byte(m), 1))
+        .collect();
     assert!(matches!(arrive(&mut b, &sent[0]), Arrival::Frame { .. }));
     // a probes b (nothing confirmed for a period); b answers and resends nothing itself.
     let probe = a.resume(1, PROBE);
