@@ -118,6 +118,11 @@ const CVARS: &[Cvar] = &[
         value: |c| CvarValue::Number(c.tcp_eager),
     },
     Cvar {
+        name: "CROSSMPI_TCP_WRITE_CHUNK",
+        desc: "most bytes handed to the kernel per TCP write",
+        value: |c| CvarValue::Number(c.tcp_write_chunk as u64),
+    },
+    Cvar {
         name: "CROSSMPI_EAGER_CREDIT",
         desc: "eager bytes a sender may have outstanding at one receiver",
         value: |c| CvarValue::Number(c.eager_credit),

@@ -357,8 +357,16 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
             })
             .collect();
         Some(
-            TcpRoute::establish(listener, job, me, world as usize, peers, timeout)
-                .map_err(|e| io_err("TCP", e))?,
+            TcpRoute::establish(
+                listener,
+                job,
+                me,
+                world as usize,
+                peers,
+                timeout,
+                cfg.tcp_write_chunk,
+            )
+            .map_err(|e| io_err("TCP", e))?,
         )
     };
     let pids = (0..world)

@@ -25,6 +25,8 @@ pub struct Config {
     pub shm_cma_min: u64,
     /// Largest message sent eagerly over TCP (`CROSSMPI_TCP_EAGER`).
     pub tcp_eager: u64,
+    /// Most bytes handed to the kernel per TCP write (`CROSSMPI_TCP_WRITE_CHUNK`).
+    pub tcp_write_chunk: usize,
     /// Eager bytes a sender may have outstanding at one receiver (`CROSSMPI_EAGER_CREDIT`).
     pub eager_credit: u64,
     /// How long a waiting call polls before sleeping, in microseconds (`CROSSMPI_SPIN_US`;
@@ -101,6 +103,7 @@ impl Config {
             shm_cell_bytes: env("CROSSMPI_SHM_CELL_BYTES", 32 * 1024),
             shm_cma_min: env("CROSSMPI_SHM_CMA_MIN", 0),
             tcp_eager: env("CROSSMPI_TCP_EAGER", 64 * 1024),
+            tcp_write_chunk: env("CROSSMPI_TCP_WRITE_CHUNK", 1 << 20),
             eager_credit: env("CROSSMPI_EAGER_CREDIT", 4 * 1024 * 1024),
             spin_us: env("CROSSMPI_SPIN_US", 0),
             yield_us: std::env::var_os("CROSSMPI_YIELD_US").map(|_| env("CROSSMPI_YIELD_US", 20)),

@@ -11,7 +11,6 @@ use crate::proto::{Delivery, Payload, Sink, State};
 use crate::request::ReqKind;
 use crossmpi_tcp::wire::{Hello, Prefix, PREFIX_LEN};
 use crossmpi_tcp::{Connection, Incoming, Listener};
-use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -45,6 +44,8 @@ pub struct TcpRoute {
     epoll: crate::progress::Epoll,
     /// World ranks reached by TCP.
     pub peers: Vec<u32>,
+    /// Most bytes written per system call (`CROSSMPI_TCP_WRITE_CHUNK`).
+    write_chunk: usize,
 }
 
 impl TcpRoute {
@@ -57,6 +58,7 @@ impl TcpRoute {
         size: usize,
         peers: Vec<(u32, Vec<SocketAddr>)>,
         timeout: Duration,
+        write_chunk: usize,
     ) -> Result<TcpRoute, String> {
         let epoll = crate::progress::Epoll::new().map_err(|e| e.to_string())?;
         let mut links: Vec<Option<Link>> = (0..size).map(|_| None).collect();
@@ -124,15 +126,17 @@ impl TcpRoute {
             links,
             epoll,
             peers: peers.into_iter().map(|(r, _)| r).collect(),
+            write_chunk,
         })
     }
 
     /// A route without peers, for a process that reaches other jobs' processes only.
-    pub fn empty() -> Result<TcpRoute, String> {
+    pub fn empty(write_chunk: usize) -> Result<TcpRoute, String> {
         Ok(TcpRoute {
             links: Vec::new(),
             epoll: crate::progress::Epoll::new().map_err(|e| e.to_string())?,
             peers: Vec::new(),
+            write_chunk,
         })
     }
 
@@ -314,12 +318,12 @@ impl TcpRoute {
             };
             let total = head_len + payload.len();
             let w = tx.written;
-            let bufs: [IoSlice; 2] = if w < head_len {
-                [IoSlice::new(&tx.head[w..]), IoSlice::new(payload)]
+            let parts: [&[u8]; 2] = if w < head_len {
+                [&tx.head[w..], payload]
             } else {
-                [IoSlice::new(&payload[w - head_len..]), IoSlice::new(&[])]
+                [&payload[w - head_len..], &[]]
             };
-            let n = match out.conn.write(&bufs) {
+            let n = match out.conn.write(&parts, self.write_chunk) {
                 Ok(n) => n,
                 Err(e) => crate::fatal(&format!("sending to rank {to} failed: {e}")),
             };
