@@ -608,7 +608,8 @@ fn impi_route(
             client.filter(|_| survivable)
         })
         .collect();
-    let tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
+    let mut tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
+    tr.accept_early = tables.all_crossmpi();
     let route = ImpiRoute::new(links, link_of, relay_of, tr, jc.resend_period, jc.sending)
         .map_err(|e| io_err("IMPI", e))?;
     let all_crossmpi = tables.all_crossmpi();

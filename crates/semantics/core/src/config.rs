@@ -45,6 +45,9 @@ pub struct Config {
     /// The site of every world rank, for a flat job that spans sites
     /// (`CROSSMPI_SITE_OF`, comma-separated site indices in rank order).
     pub site_of: Option<Vec<u32>>,
+    /// Bytes of long messages sent to one IMPI peer ahead of its matching receives
+    /// (`CROSSMPI_IMPI_EARLY`; used when every client is crossmpi).
+    pub impi_early: u64,
     /// Port of the IMPI listening socket (`CROSSMPI_IMPI_PORT`, 0 = any).
     pub impi_port: u16,
     /// Seconds the cluster's agent waits for the IMPI server to complete startup, i.e.
@@ -112,6 +115,7 @@ impl Config {
             port_timeout_s: env("CROSSMPI_PORT_TIMEOUT", 60),
             site_of: site_list(),
             impi_port: env("CROSSMPI_IMPI_PORT", 0),
+            impi_early: env("CROSSMPI_IMPI_EARLY", 4 << 20),
             impi_join_timeout_s: env("CROSSMPI_IMPI_JOIN_TIMEOUT", 600),
             abort_linger_ms: env("CROSSMPI_ABORT_LINGER_MS", 2000),
             impi_external32: match std::env::var("CROSSMPI_IMPI_EXTERNAL32").as_deref() {

@@ -42,6 +42,12 @@ pub enum Frame {
         rreq: u64,
         offset: u64,
     },
+    /// The rest of long message `msg` after the piece its `Rts` carried, sent without
+    /// waiting for the `Cts` (IMPI between crossmpi clients: `State::impi_early`); the
+    /// receiving route holds it for the receive until the message is matched.
+    Early {
+        msg: u64,
+    },
     /// The receiver pulled message `msg` itself (cross-memory attach): the send is done.
     Fin {
         msg: u64,
@@ -109,6 +115,7 @@ const CANCEL_REPLY: u8 = 8;
 const CREDIT: u8 = 9;
 const PUSH: u8 = 10;
 const PUSHED: u8 = 11;
+const EARLY: u8 = 12;
 
 const FLAG_SYNC: u8 = 1;
 const FLAG_CANCELLED: u8 = 2;
@@ -176,6 +183,10 @@ impl Head {
                 f.kind = DATA;
                 f.aux = rreq;
                 f.len = offset;
+            }
+            Frame::Early { msg } => {
+                f.kind = EARLY;
+                f.msg = msg;
             }
             Frame::Fin { msg } => {
                 f.kind = FIN;
@@ -261,6 +272,7 @@ impl Head {
                 rreq: aux,
                 offset: len,
             },
+            EARLY => Frame::Early { msg },
             FIN => Frame::Fin { msg },
             PUSH => Frame::Push {
                 msg,
@@ -320,6 +332,7 @@ mod tests {
                 rreq: 77,
                 offset: 65536,
             },
+            Frame::Early { msg: 11 },
             Frame::Fin { msg: 11 },
             Frame::Push {
                 msg: 11,

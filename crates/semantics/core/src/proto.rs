@@ -179,6 +179,15 @@ pub struct State {
     pub impi_eager: u64,
     /// User data to and from IMPI peers travels in external32.
     pub impi_external32: bool,
+    /// Bytes of long messages a rank may send to one IMPI peer ahead of the receiver's
+    /// `Cts` (`CROSSMPI_IMPI_EARLY`; 0 unless every client is crossmpi): a long message
+    /// within it follows its `Rts` at once (`Frame::Early`) instead of waiting a round
+    /// trip. The receiver holds what arrives before its receive is posted, so this bounds
+    /// that memory per sender.
+    pub impi_early: u64,
+    /// Long messages sent early and not yet matched (no `Cts` back): message, its
+    /// destination and length, counted against `impi_early`.
+    early: HashMap<u64, (u32, u64)>,
     /// How rendezvous messages between ranks of this node move: pulled or split with
     /// cross-memory attach, or streamed through the ring.
     pub copy: CopyChoice,
@@ -217,6 +226,8 @@ impl State {
             tcp_eager: 0,
             impi_eager: 0,
             impi_external32: false,
+            impi_early: 0,
+            early: HashMap::new(),
             copy: CopyChoice::new(u64::MAX, false),
             timed: Vec::new(),
             timed_done: [None; 2],
@@ -351,6 +362,10 @@ impl State {
                 cma_addr,
             }
         };
+        if !eager && !sync && route == Route::Impi && self.early_room(dest, len) {
+            self.send_early(req, dest, msg, len, frame);
+            return req;
+        }
         if sync || !eager {
             self.pending.insert(msg, req);
         }
@@ -372,6 +387,51 @@ impl State {
             },
         );
         req
+    }
+
+    /// Whether a long message of `len` bytes to IMPI peer `dest` fits in what may be
+    /// sent to it ahead of its receives (`impi_early`).
+    pub(crate) fn early_room(&self, dest: u32, len: u64) -> bool {
+        let unmatched: u64 = self
+            .early
+            .values()
+            .filter(|(to, _)| *to == dest)
+            .map(|(_, n)| n)
+            .sum();
+        unmatched + len <= self.impi_early
+    }
+
+    /// Sends long message `msg` (its `Rts` frame) to `dest` with its data right behind,
+    /// not waiting for the `Cts`; the send completes when the data is written. The `Cts`
+    /// that comes back when the receiver matches it only returns the room.
+    fn send_early(&mut self, req: ReqId, dest: u32, msg: u64, len: u64, rts: Frame) {
+        self.early.insert(msg, (dest, len));
+        if let Some(s) = self.requests.get_mut(req).and_then(Request::send_op_mut) {
+            s.state = SendState::Streaming;
+        }
+        let whole = || Payload::Send {
+            req,
+            offset: 0,
+            len,
+        };
+        // The Rts carries the first piece from the payload, so it needs no request; the
+        // Early frame's writing completes the send.
+        self.queue(
+            dest,
+            Outgoing {
+                head: Head::new(rts),
+                payload: whole(),
+                on_written: None,
+            },
+        );
+        self.queue(
+            dest,
+            Outgoing {
+                head: Head::new(Frame::Early { msg }),
+                payload: whole(),
+                on_written: Some(req),
+            },
+        );
     }
 
     /// The head of an eager frame for a message that can leave at once, without a request:
@@ -876,9 +936,13 @@ impl State {
             Frame::Cts { msg, rreq } => {
                 if let Some(req) = self.pending.remove(&msg) {
                     self.stream(req, rreq);
+                } else {
+                    self.early.remove(&msg);
                 }
                 (Sink::None, Delivery::Nothing)
             }
+            // Only a route's own form: an IMPI route turns the packets into `Data`.
+            Frame::Early { .. } => (Sink::Discard, Delivery::Nothing),
             Frame::Push {
                 msg,
                 rreq,
@@ -1099,7 +1163,13 @@ impl State {
                 r.status.cancelled = true;
                 self.complete(req);
             }
-            ReqKind::Send(op) if !r.cancelling && op.state != SendState::Streaming => {
+            // A long message sent early streams at once but is still withdrawable until
+            // it is matched: its data is ahead of the cancel request on the connection,
+            // so an answer comes only once the send's last byte is written.
+            ReqKind::Send(op)
+                if !r.cancelling
+                    && (op.state != SendState::Streaming || self.early.contains_key(&op.msg)) =>
+            {
                 let (dest, msg) = (op.dest, op.msg);
                 if dest == me {
                     if self.matching.withdraw(me, msg).is_some() {
@@ -1128,6 +1198,7 @@ impl State {
             r.status.cancelled = true;
             // The receiver dropped the message: no acknowledgement or CTS will come.
             self.pending.remove(&msg);
+            self.early.remove(&msg);
             self.finish_send(req);
         } else if r.complete && r.freed {
             self.orphaned.push(req);

@@ -326,6 +326,9 @@ impl Runtime {
         let (impi, impi_server, impi_coll, host_of, tag_ub) = match impi {
             Some(j) => {
                 st.impi_eager = j.route.tr.max_data;
+                if j.coll.all_crossmpi {
+                    st.impi_early = cfg.impi_early;
+                }
                 st.impi_external32 = j.external32;
                 (Some(j.route), j.server, j.coll, j.host_of, j.tag_ub)
             }

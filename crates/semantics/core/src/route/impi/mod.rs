@@ -14,7 +14,7 @@ pub mod translate;
 use crate::header::{Frame, Head};
 use crate::proto::{Delivery, Payload, Sink, State};
 use crate::request::ReqKind;
-use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, PacketType, HEADER_LEN};
+use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, HEADER_LEN};
 use outq::OutQueue;
 use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
@@ -374,17 +374,22 @@ impl ImpiRoute {
                 let data = &link.rbuf[at + HEADER_LEN..at + HEADER_LEN + have];
                 if have == len {
                     match self.tr.arrive(&p, data)? {
-                        Arrival::Frame { from, head } => st.on_frame(from, &head, data),
+                        Arrival::Frame { from, head } => {
+                            st.on_frame(from, &head, data);
+                            if let Frame::Rts { msg, .. } = head.frame {
+                                claim_if_matched(&mut self.tr, st, from, msg);
+                            }
+                        }
                         Arrival::Nothing | Arrival::Dropped => {}
                         Arrival::Fini => link.got_fini = true,
                     }
                     at += HEADER_LEN + len;
                     continue;
                 }
-                let first_piece = p.ty == PacketType::DataSync && u64::from(p.data_len) < p.msglen;
-                if first_piece || self.tr.resend.is_some() {
-                    // A long message's first piece waits whole for its receive; so does
-                    // every packet when packets may come again after a relay's death
+                if self.tr.wants_whole(&p) || self.tr.resend.is_some() {
+                    // A long message's first piece (and what comes early behind it)
+                    // waits whole for its receive; so does every packet when packets
+                    // may come again after a relay's death
                     // (only a whole packet is counted as arrived, so a resend restarts
                     // one cut off with its connection).
                     if link.rbuf.len() < HEADER_LEN + len {
@@ -467,7 +472,7 @@ impl ImpiRoute {
                 }
                 if at == 0 {
                     self.done[w] += o.len;
-                    let more = matches!(frame, Frame::Data { .. })
+                    let more = matches!(frame, Frame::Data { .. } | Frame::Early { .. })
                         && self.done[w] < self.tr.streamed_len(payload_len);
                     if more {
                         continue;
@@ -506,6 +511,30 @@ impl ImpiRoute {
     /// to write.
     pub fn finished(&self) -> bool {
         !self.links.iter().any(HostLink::busy)
+    }
+}
+
+/// Long message `msg` from `from` just arrived: if a posted receive matched it (its `Cts`
+/// is queued), the receive takes the first piece now rather than when the `Cts` leaves,
+/// so the packets sent early behind it go straight to the receive instead of being
+/// held and copied twice.
+fn claim_if_matched(tr: &mut Translator, st: &mut State, from: u32, msg: u64) {
+    if !tr.accept_early {
+        return;
+    }
+    let cts = st.peers[from as usize]
+        .queue
+        .iter()
+        .find_map(|f| match f.head.frame {
+            Frame::Cts { msg: m, rreq } if m == msg => Some(rreq),
+            _ => None,
+        });
+    if let Some(rreq) = cts {
+        // When the Cts is built, `matched_long` finds nothing left to hand over.
+        let piece = tr.matched_long(from, msg, rreq);
+        if !piece.is_empty() {
+            st.on_frame(from, &Head::new(Frame::Data { rreq, offset: 0 }), &piece);
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::request::SendMode;
 use crate::userbuf;
 use crossmpi_impi::flow::FlowParams;
 use crossmpi_impi::wire::addr::HostAddr;
+use crossmpi_impi::wire::packet::PacketType;
 use crossmpi_impi::wire::packet::Proc;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, TcpListener};
@@ -466,4 +467,55 @@ fn a_loss_nobody_saw_is_resent_after_a_period_without_confirmation() {
     let (again, body) = read_packet(&mut relay1);
     assert_eq!((again.ty, again.reserved), (PacketType::Data, 1));
     assert_eq!(body, b"lost");
+}
+
+#[test]
+fn a_long_message_within_the_early_room_streams_without_waiting_for_its_syncack() {
+    let (mut route, mut st, mut peer) = setup_with(FlowParams::new(16, 64).unwrap());
+    st.impi_early = 4 * MAX as u64;
+    let first: Vec<u8> = (0..3 * MAX).map(|i| i as u8).collect();
+    let early = send_to_rank_2(&mut route, &mut st, &first);
+    drive(&mut route, &mut st, |st| st.is_done(early));
+    // The first piece, then the rest as DATA packets for the message (drqid EARLY),
+    // all before any SYNCACK came back.
+    let mut seen = Vec::new();
+    let mut bytes = Vec::new();
+    for _ in 0..3 {
+        let (p, body) = read_packet(&mut peer);
+        seen.push((p.ty, p.data_len, p.drqid == translate::EARLY));
+        bytes.extend(body);
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (PacketType::DataSync, MAX, false),
+            (PacketType::Data, MAX, true),
+            (PacketType::Data, MAX, true)
+        ]
+    );
+    assert_eq!(bytes, first);
+    // A second one would pass the room while the first is unmatched: a plain
+    // rendezvous, whose send waits for the SYNCACK.
+    let second: Vec<u8> = vec![7; 2 * MAX as usize];
+    let waits = send_to_rank_2(&mut route, &mut st, &second);
+    let (p, _) = read_packet(&mut peer);
+    assert_eq!(p.ty, PacketType::DataSync);
+    assert!(!packet_waiting(&mut peer) && !st.is_done(waits));
+    // The receiver matches the first (its SYNCACK returns the room) and the second.
+    for (srqid, drqid) in [(1, 70), (p.srqid, 71)] {
+        let mut ack = PacketRepr::control(PacketType::SyncAck, proc_(2, 21), proc_(1, 10));
+        ack.srqid = srqid;
+        ack.drqid = drqid;
+        peer.write_all(&ack.emit()).unwrap();
+    }
+    drive(&mut route, &mut st, |st| st.is_done(waits));
+    let (rest, _) = read_packet(&mut peer);
+    assert_eq!((rest.ty, rest.drqid), (PacketType::Data, 71));
+    let third = vec![9u8; 3 * MAX as usize];
+    let again = send_to_rank_2(&mut route, &mut st, &third);
+    drive(&mut route, &mut st, |st| st.is_done(again));
+    assert!(
+        st.early_room(2, 1),
+        "the room came back with the first SYNCACK"
+    );
 }

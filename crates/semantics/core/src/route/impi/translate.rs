@@ -7,6 +7,7 @@
 //! | `Rts` (long message) | `DATASYNC` carrying the first `max_data` bytes, `pk_msglen` = total |
 //! | `Cts` (receiver matched it) | `SYNCACK` echoing `srqid`, with `drqid` = the receive |
 //! | `Data` (rest of a long message) | `DATA` packets of at most `max_data` bytes for `drqid` |
+//! | `Early` (rest of a long message, sent before the `SYNCACK`) | `DATA` packets with `drqid` = [`EARLY`], `srqid` = the message |
 //! | `SyncAck` | `SYNCACK` with `drqid` 0 |
 //! | `CancelReq` / `CancelReply` | `CANCEL` / `CANCELYES` or `CANCELNO` |
 //! | `Credit` | nothing: IMPI's ackmark/hiwater counters replace eager credit |
@@ -16,6 +17,12 @@
 //! `Data`. A `SYNCACK` answers a long message when its `srqid` is a long send in flight,
 //! else a synchronous eager one. Continuation packets carry no offset: the receiver
 //! counts them in order (one TCP connection per host pair keeps them ordered).
+//!
+//! `Early` is crossmpi's own, used only when every client is crossmpi: a long message
+//! within the sender's allowance (`State::impi_early`) does not wait the round trip to
+//! the `SYNCACK` (on a WAN, or behind bulk data through relays, that wait left the path
+//! idle). Until the receive is matched its packets are kept with the first piece; the
+//! receiver still answers with a `SYNCACK`, which gives the sender its allowance back.
 
 pub mod resend;
 
@@ -60,10 +67,16 @@ pub struct Outbound {
     pub len: u64,
 }
 
+/// `pk_drqid` of a `DATA` packet that continues a long message before its receive is
+/// known (`Frame::Early`); no request id of ours takes this value.
+pub const EARLY: u64 = u64::MAX;
+
 /// A long message arriving in continuation packets.
 struct LongIn {
     next: u64,
     msglen: u64,
+    /// The sender's id for it, under which early packets come.
+    msg: u64,
 }
 
 pub struct Translator {
@@ -82,6 +95,11 @@ pub struct Translator {
     first_pieces: HashMap<(u32, u64), (Vec<u8>, u64)>,
     /// Long messages being received: (source, drqid).
     long_in: HashMap<(u32, u64), LongIn>,
+    /// Every client is crossmpi, so `DATA` packets for [`EARLY`] are understood.
+    pub accept_early: bool,
+    /// Receives of long messages whose later packets may come early: (source, srqid) to
+    /// drqid.
+    early_in: HashMap<(u32, u64), u64>,
     /// World ranks owed a PROTOACK.
     pub acks_due: Vec<u32>,
     /// A PROTOACK may wait a little (`ImpiRoute::poll`): HIWATER is at least twice
@@ -126,6 +144,8 @@ impl Translator {
             long_sent: HashSet::new(),
             first_pieces: HashMap::new(),
             long_in: HashMap::new(),
+            accept_early: false,
+            early_in: HashMap::new(),
             acks_due: Vec::new(),
             defer_acks: flow.hiwater >= 2 * flow.ackmark,
             resend: survivable.then(ResendLog::default),
@@ -175,7 +195,9 @@ impl Translator {
                 PacketType::Data
             }),
             Frame::Rts { .. } if done == 0 => control(PacketType::DataSync),
-            Frame::Data { .. } if self.max_data + done < payload_len => control(PacketType::Data),
+            Frame::Data { .. } | Frame::Early { .. } if self.max_data + done < payload_len => {
+                control(PacketType::Data)
+            }
             Frame::Cts { .. } | Frame::SyncAck { .. } if done == 0 => control(PacketType::SyncAck),
             Frame::CancelReq { .. } if done == 0 => control(PacketType::Cancel),
             Frame::CancelReply { cancelled, .. } if done == 0 => control(if *cancelled {
@@ -214,11 +236,15 @@ impl Translator {
                     len: first,
                 }
             }
-            Frame::Data { rreq, .. } => {
+            Frame::Data { .. } | Frame::Early { .. } => {
                 let offset = self.max_data + done;
                 let len = (payload_len - offset).min(self.max_data);
                 let mut p = self.packet(ty, to);
-                p.drqid = rreq;
+                (p.srqid, p.drqid) = match *frame {
+                    Frame::Early { msg } => (msg, EARLY),
+                    Frame::Data { rreq, .. } => (0, rreq),
+                    _ => unreachable!("matched above"),
+                };
                 p.msglen = payload_len;
                 p.data_len = len as u32;
                 Outbound {
@@ -276,13 +302,32 @@ impl Translator {
 
     /// The receive `rreq` of world rank `from`'s long message `msg` was matched (its
     /// `Cts` is leaving): its first piece, to deliver as the receive's first `Data`.
+    /// The first piece is followed by whatever arrived early for it.
     pub fn matched_long(&mut self, from: u32, msg: u64, rreq: u64) -> Vec<u8> {
         let (piece, msglen) = self.first_pieces.remove(&(from, msg)).unwrap_or_default();
         let next = piece.len() as u64;
         if next < msglen {
-            self.long_in.insert((from, rreq), LongIn { next, msglen });
+            self.long_in
+                .insert((from, rreq), LongIn { next, msglen, msg });
+            if self.accept_early {
+                self.early_in.insert((from, msg), rreq);
+            }
         }
         piece
+    }
+
+    /// Whether `p`'s data must be read whole before [`Translator::arrive`]: a long
+    /// message's first piece, and an early packet whose receive is not matched yet (kept
+    /// with the first piece until it is).
+    pub fn wants_whole(&self, p: &PacketRepr) -> bool {
+        match p.ty {
+            PacketType::DataSync => u64::from(p.data_len) < p.msglen,
+            PacketType::Data if self.accept_early && p.drqid == EARLY => {
+                let from = self.world_of.get(&p.src);
+                !from.is_some_and(|&f| self.early_in.contains_key(&(f, p.srqid)))
+            }
+            _ => false,
+        }
     }
 
     /// A PROTOACK to `to`, which never waits for the window; when packets are numbered
@@ -373,30 +418,16 @@ impl Translator {
                     cma_addr: 0,
                 }
             }
-            PacketType::Data => {
-                let key = (from, p.drqid);
-                let long = self.long_in.get_mut(&key).ok_or_else(|| {
-                    format!(
-                        "DATA continuation for unknown request {} ({} of {} bytes)",
-                        p.drqid, len, p.msglen
-                    )
-                })?;
-                if long.next + len > long.msglen {
-                    return Err(format!(
-                        "DATA continuation overruns request {}: {} + {len} > {}",
-                        p.drqid, long.next, long.msglen
-                    ));
-                }
-                let offset = long.next;
-                long.next += len;
-                if long.next == long.msglen {
-                    self.long_in.remove(&key);
-                }
-                Frame::Data {
-                    rreq: p.drqid,
-                    offset,
+            PacketType::Data if self.accept_early && p.drqid == EARLY => {
+                match self.early_in.get(&(from, p.srqid)) {
+                    Some(&rreq) => self.continue_long(from, rreq, p, len)?,
+                    None => {
+                        self.hold_early(from, p, data)?;
+                        return Ok(Arrival::Nothing);
+                    }
                 }
             }
+            PacketType::Data => self.continue_long(from, p.drqid, p, len)?,
             PacketType::SyncAck => {
                 if self.long_sent.remove(&(from, p.srqid)) {
                     Frame::Cts {
@@ -424,6 +455,59 @@ impl Translator {
             from,
             head: Head::new(frame),
         })
+    }
+
+    /// A continuation packet of `len` bytes for long receive `rreq` from `from`: the
+    /// `Data` frame placing it after the bytes that came before.
+    fn continue_long(
+        &mut self,
+        from: u32,
+        rreq: u64,
+        p: &PacketRepr,
+        len: u64,
+    ) -> Result<Frame, String> {
+        let key = (from, rreq);
+        let long = self.long_in.get_mut(&key).ok_or_else(|| {
+            format!(
+                "DATA continuation for unknown request {rreq} ({len} of {} bytes)",
+                p.msglen
+            )
+        })?;
+        if long.next + len > long.msglen {
+            return Err(format!(
+                "DATA continuation overruns request {rreq}: {} + {len} > {}",
+                long.next, long.msglen
+            ));
+        }
+        let offset = long.next;
+        long.next += len;
+        if long.next == long.msglen {
+            let msg = long.msg;
+            self.long_in.remove(&key);
+            self.early_in.remove(&(from, msg));
+        }
+        Ok(Frame::Data { rreq, offset })
+    }
+
+    /// An early packet of long message `p.srqid` from `from` whose receive is not matched
+    /// yet: kept behind the message's first piece.
+    fn hold_early(&mut self, from: u32, p: &PacketRepr, data: &[u8]) -> Result<(), String> {
+        let (piece, msglen) = self.first_pieces.get_mut(&(from, p.srqid)).ok_or_else(|| {
+            format!(
+                "early DATA for message {} that has no first piece ({} bytes)",
+                p.srqid, p.data_len
+            )
+        })?;
+        if piece.len() + data.len() > *msglen as usize {
+            return Err(format!(
+                "early DATA overruns message {}: {} + {} > {msglen}",
+                p.srqid,
+                piece.len(),
+                data.len()
+            ));
+        }
+        piece.extend_from_slice(data);
+        Ok(())
     }
 
     /// A PROTOACK from `from`: IMPI's (`ackmark` more packets arrived), or, when packets

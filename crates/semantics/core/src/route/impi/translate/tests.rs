@@ -43,7 +43,7 @@ fn packets(a: &mut Translator, frame: Frame, payload_len: u64) -> Vec<Outbound> 
     let mut blocked = false;
     while let Some(o) = a.next_packet(1, &frame, payload_len, done, &mut blocked) {
         done += o.len;
-        let stop = !matches!(frame, Frame::Data { .. });
+        let stop = !matches!(frame, Frame::Data { .. } | Frame::Early { .. });
         out.push(o);
         if stop {
             break;
@@ -182,6 +182,105 @@ fn long_messages_go_as_datasync_syncack_and_data_continuations() {
     let extra = &rest[1].packet;
     let err = b.arrive(extra, &[0; 50]).unwrap_err();
     assert!(err.contains("unknown request 33"), "{err}");
+}
+
+/// Like [`arrive`], with distinct bytes per packet (its offset), to see where they land.
+fn arrive_marked(b: &mut Translator, o: &Outbound) -> (Arrival, Vec<u8>) {
+    let bytes = o.packet.emit();
+    let view = crossmpi_impi::wire::packet::PacketHeader::new_checked(&bytes[..]).unwrap();
+    let p = PacketRepr::parse(&view, MAX).unwrap();
+    let data = vec![o.offset as u8; o.len as usize];
+    (b.arrive(&p, &data).unwrap(), data)
+}
+
+/// The packets of long message 9 of `len` bytes sent early: its `Rts` frame, the
+/// `DATASYNC` and the `DATA` packets that follow it at once.
+fn sent_early(a: &mut Translator, len: u64) -> (Frame, Vec<Outbound>, Vec<Outbound>) {
+    let rts = Frame::Rts {
+        env: env(),
+        msg: 9,
+        len,
+        cma_addr: 0,
+    };
+    let first = packets(a, rts, 0);
+    let early = packets(a, Frame::Early { msg: 9 }, len);
+    (rts, first, early)
+}
+
+#[test]
+fn early_packets_wait_with_the_first_piece_until_matched_then_continue_the_receive() {
+    let (mut a, mut b) = pair(10, 20);
+    b.accept_early = true;
+    let (rts, first, early) = sent_early(&mut a, 450);
+    let shape: Vec<(u64, u64, u64, u64)> = early
+        .iter()
+        .map(|o| (o.offset, o.len, o.packet.srqid, o.packet.drqid))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (100, 100, 9, EARLY),
+            (200, 100, 9, EARLY),
+            (300, 100, 9, EARLY),
+            (400, 50, 9, EARLY)
+        ]
+    );
+    assert!(early.iter().all(|o| b.wants_whole(&o.packet)), "kept whole");
+    assert_eq!(
+        arrive_marked(&mut b, &first[0]).0,
+        Arrival::Frame {
+            from: 0,
+            head: Head::new(rts)
+        }
+    );
+    // Two arrive before the receive is matched: kept behind the first piece.
+    for o in &early[..2] {
+        assert_eq!(arrive_marked(&mut b, o).0, Arrival::Nothing);
+    }
+    let mut want = vec![0u8; 100];
+    want.extend(vec![100u8; 100]);
+    want.extend(vec![200u8; 100]);
+    assert_eq!(
+        b.matched_long(0, 9, 33),
+        want,
+        "first piece, then the early bytes in order"
+    );
+    // The rest continue request 33 where the held bytes ended.
+    let rest: Vec<Arrival> = early[2..]
+        .iter()
+        .map(|o| arrive_marked(&mut b, o).0)
+        .collect();
+    let data = |offset| Arrival::Frame {
+        from: 0,
+        head: Head::new(Frame::Data { rreq: 33, offset }),
+    };
+    assert_eq!(rest, vec![data(300), data(400)]);
+    // The SYNCACK still goes back (it returns the sender's room), as a CTS frame.
+    let mut blocked = false;
+    let ack = b
+        .next_packet(0, &Frame::Cts { msg: 9, rreq: 33 }, 0, 0, &mut blocked)
+        .unwrap();
+    assert_eq!(
+        a.arrive(&ack.packet, &[]).unwrap(),
+        Arrival::Frame {
+            from: 1,
+            head: Head::new(Frame::Cts { msg: 9, rreq: 33 })
+        }
+    );
+    // An early packet past the message's end, or for a message never announced, is an
+    // error that names it.
+    let err = b.arrive(&early[3].packet, &[0; 50]).unwrap_err();
+    assert!(err.contains("message 9 that has no first piece"), "{err}");
+}
+
+#[test]
+fn without_every_client_crossmpi_an_early_packet_is_an_unknown_request() {
+    let (mut a, mut b) = pair(10, 20);
+    let (_, first, early) = sent_early(&mut a, 250);
+    arrive(&mut b, &first[0]);
+    assert!(!b.wants_whole(&early[0].packet));
+    let err = b.arrive(&early[0].packet, &[0; 100]).unwrap_err();
+    assert!(err.contains("unknown request"), "{err}");
 }
 
 #[test]
