@@ -42,6 +42,7 @@ class Bench:
         self.logs = os.path.join(os.path.dirname(raw), "logs")
         os.makedirs(self.logs, exist_ok=True)
         self.repeat = int(os.environ.get("BENCH_REPEAT", "3"))
+        self.kernel_repeat = int(os.environ.get("BENCH_KERNEL_REPEAT", "9"))
         self.budget = os.environ.get("BENCH_BUDGET", "0.3")
         self.timeout = float(os.environ.get("BENCH_TIMEOUT", "300"))
         self.layout = [int(n) for n in os.environ.get("BENCH_COLL_LAYOUT", "2+2").split("+")]
@@ -144,12 +145,12 @@ class Bench:
             with grid_lab("grid-impi-2.toml", delay, f"ib{os.getpid()}") as lab:
                 jobs = GridJobs(lab, self.prefix, work)
                 openmpi = "coll" in self.parts and delay in self.coll_delays and self.openmpi_starts(jobs, delay)
-                for rep in range(1, self.repeat + 1):
-                    if "p2p" in self.parts and delay in self.p2p_delays:
+                for rep in range(1, max(self.repeat, self.kernel_repeat) + 1):
+                    if "p2p" in self.parts and delay in self.p2p_delays and rep <= self.repeat:
                         self.p2p(jobs, delay, rep)
-                    if "coll" in self.parts and delay in self.coll_delays:
+                    if "coll" in self.parts and delay in self.coll_delays and rep <= self.repeat:
                         self.coll(jobs, delay, rep, openmpi)
-                    if "kernels" in self.parts and delay == 0:
+                    if "kernels" in self.parts and delay == 0 and rep <= self.kernel_repeat:
                         self.kernel_runs(jobs, delay, rep)
 
 

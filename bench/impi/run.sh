@@ -18,6 +18,10 @@
 #
 # | variable           | default                     | why                                        |
 # | BENCH_REPEAT       | 3                           | runs per cell; the table shows medians      |
+# | BENCH_KERNEL_REPEAT| 9                           | runs per kernel cell: a run takes 0.1-0.4 s |
+# |                    |                             | and falls into a fast or a slow mode (how   |
+# |                    |                             | the 2 cores schedule the 4 ranks), so 3     |
+# |                    |                             | runs gave medians 0.2 apart between runs    |
 # | BENCH_PARTS        | p2p coll kernels            | which of (a) (b) (c) to run                 |
 # | BENCH_DELAYS       | 0 2 5 10                    | one-way delays (ms) of the p2p part         |
 # | BENCH_COLL_DELAYS  | 0 10                        | one-way delays (ms) of the collectives      |

@@ -495,7 +495,9 @@ impl Runtime {
         if let Some(dst) = copy.dense_mut(0, len) {
             buf.pack_into(0, dst);
         }
-        let inner = self.st.start_send(copy, dest, env, SendMode::Standard);
+        // Sent as what it is, so the protocol keeps its long messages matched before the
+        // slot frees (`MPI_Buffer_flush` waits for the receivers); otherwise standard.
+        let inner = self.st.start_send(copy, dest, env, SendMode::Buffered);
         self.bsend_buffer
             .as_mut()
             .unwrap()

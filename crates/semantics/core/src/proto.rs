@@ -362,7 +362,11 @@ impl State {
                 cma_addr,
             }
         };
-        if !eager && !sync && route == Route::Impi && self.early_room(dest, len) {
+        // Synchronous sends complete on the match, and a buffered long message keeps its
+        // slot until matched (so `MPI_Buffer_flush` waits for the receivers): both keep
+        // the rendezvous.
+        let early_mode = matches!(mode, SendMode::Standard | SendMode::Ready);
+        if !eager && early_mode && route == Route::Impi && self.early_room(dest, len) {
             self.send_early(req, dest, msg, len, frame);
             return req;
         }
