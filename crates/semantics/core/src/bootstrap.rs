@@ -608,11 +608,11 @@ fn impi_route(
             client.filter(|_| survivable)
         })
         .collect();
+    let all_crossmpi = tables.all_crossmpi();
     let mut tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
-    tr.accept_early = tables.all_crossmpi();
+    tr.accept_early = all_crossmpi;
     let route = ImpiRoute::new(links, link_of, relay_of, tr, jc.resend_period, jc.sending)
         .map_err(|e| io_err("IMPI", e))?;
-    let all_crossmpi = tables.all_crossmpi();
     let external32 = impi_startup::external32_needed(tables, &external32_setting);
     let coll = ImpiColl {
         maxlinear: tables.coll_maxlinear().map_err(|e| io_err("IMPI", e))? as usize,

@@ -303,7 +303,6 @@ impl TcpRoute {
                 head[PREFIX_LEN..].copy_from_slice(&front.head.encode());
                 TxFrame { head, written: 0 }
             });
-            let head_len = tx.head.len();
             let payload: &[u8] = match &front.payload {
                 Payload::None => &[],
                 Payload::Owned(v) => v,
@@ -316,14 +315,11 @@ impl TcpRoute {
                     }
                 }
             };
-            let total = head_len + payload.len();
-            let w = tx.written;
-            let parts: [&[u8]; 2] = if w < head_len {
-                [&tx.head[w..], payload]
-            } else {
-                [&payload[w - head_len..], &[]]
-            };
-            let n = match out.conn.write(&parts, self.write_chunk) {
+            let total = tx.head.len() + payload.len();
+            let n = match out
+                .conn
+                .write([&tx.head, payload], tx.written, self.write_chunk)
+            {
                 Ok(n) => n,
                 Err(e) => crate::fatal(&format!("sending to rank {to} failed: {e}")),
             };

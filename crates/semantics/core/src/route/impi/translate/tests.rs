@@ -53,12 +53,15 @@ fn packets(a: &mut Translator, frame: Frame, payload_len: u64) -> Vec<Outbound> 
     out
 }
 
-fn arrive(b: &mut Translator, o: &Outbound) -> Arrival {
-    // Through the wire format, as a host would see it.
+/// `o`'s header through the wire format, as a host would see it.
+fn received(o: &Outbound) -> PacketRepr {
     let bytes = o.packet.emit();
     let view = crossmpi_impi::wire::packet::PacketHeader::new_checked(&bytes[..]).unwrap();
-    let p = PacketRepr::parse(&view, MAX).unwrap();
-    b.arrive(&p, &vec![0xab; o.len as usize]).unwrap()
+    PacketRepr::parse(&view, MAX).unwrap()
+}
+
+fn arrive(b: &mut Translator, o: &Outbound) -> Arrival {
+    b.arrive(&received(o), &vec![0xab; o.len as usize]).unwrap()
 }
 
 #[test]
@@ -185,12 +188,9 @@ fn long_messages_go_as_datasync_syncack_and_data_continuations() {
 }
 
 /// Like [`arrive`], with distinct bytes per packet (its offset), to see where they land.
-fn arrive_marked(b: &mut Translator, o: &Outbound) -> (Arrival, Vec<u8>) {
-    let bytes = o.packet.emit();
-    let view = crossmpi_impi::wire::packet::PacketHeader::new_checked(&bytes[..]).unwrap();
-    let p = PacketRepr::parse(&view, MAX).unwrap();
-    let data = vec![o.offset as u8; o.len as usize];
-    (b.arrive(&p, &data).unwrap(), data)
+fn arrive_marked(b: &mut Translator, o: &Outbound) -> Arrival {
+    b.arrive(&received(o), &vec![o.offset as u8; o.len as usize])
+        .unwrap()
 }
 
 /// The packets of long message 9 of `len` bytes sent early: its `Rts` frame, the
@@ -227,7 +227,7 @@ fn early_packets_wait_with_the_first_piece_until_matched_then_continue_the_recei
     );
     assert!(early.iter().all(|o| b.wants_whole(&o.packet)), "kept whole");
     assert_eq!(
-        arrive_marked(&mut b, &first[0]).0,
+        arrive_marked(&mut b, &first[0]),
         Arrival::Frame {
             from: 0,
             head: Head::new(rts)
@@ -235,7 +235,7 @@ fn early_packets_wait_with_the_first_piece_until_matched_then_continue_the_recei
     );
     // Two arrive before the receive is matched: kept behind the first piece.
     for o in &early[..2] {
-        assert_eq!(arrive_marked(&mut b, o).0, Arrival::Nothing);
+        assert_eq!(arrive_marked(&mut b, o), Arrival::Nothing);
     }
     let mut want = vec![0u8; 100];
     want.extend(vec![100u8; 100]);
@@ -248,7 +248,7 @@ fn early_packets_wait_with_the_first_piece_until_matched_then_continue_the_recei
     // The rest continue request 33 where the held bytes ended.
     let rest: Vec<Arrival> = early[2..]
         .iter()
-        .map(|o| arrive_marked(&mut b, o).0)
+        .map(|o| arrive_marked(&mut b, o))
         .collect();
     let data = |offset| Arrival::Frame {
         from: 0,
