@@ -391,7 +391,7 @@ export! {
                 r.complete = true;
                 if r.freed {
                     // MPI_Request_free came first: nobody will wait for it.
-                    rt.st.requests.remove(id);
+                    rt.st.requests.discard(id);
                     let _ = release(request);
                 }
                 Ok(())
@@ -451,7 +451,7 @@ pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<c_int> {
     let id = request_id(rt, f, h)?;
     let r = rt.st.requests.get_mut(id).unwrap();
     if r.complete {
-        rt.st.requests.remove(id);
+        rt.st.requests.discard(id);
         return Ok(release(h));
     }
     let running = table().as_mut().and_then(|t| match t.get(&id.index) {
@@ -463,7 +463,7 @@ pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<c_int> {
         return Ok(MPI_SUCCESS);
     };
     // A running compound: its parts go on and are dropped by the core when done.
-    rt.st.requests.remove(id);
+    rt.st.requests.discard(id);
     if !c.borrowed {
         for &p in &c.parts {
             rt.request_free(f, p)?;

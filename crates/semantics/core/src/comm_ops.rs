@@ -307,7 +307,7 @@ pub(crate) fn sendrecv_world(
     runtime::wait_for(function, |rt| {
         reqs.iter().all(|&r| rt.st.is_done(r)).then(|| {
             for &r in &reqs {
-                rt.st.requests.remove(r);
+                rt.st.requests.discard(r);
             }
         })
     })

@@ -330,8 +330,7 @@ impl Runtime {
             let status = self
                 .st
                 .requests
-                .remove(child)
-                .map(|c| c.status)
+                .remove_with(child, |c| c.status)
                 .unwrap_or_default();
             let r = self.st.requests.get_mut(req).unwrap();
             r.kind = ReqKind::Done;
@@ -351,7 +350,7 @@ impl Runtime {
         if !self.st.is_done(req) {
             return None;
         }
-        self.st.requests.remove(req).map(|r| r.status)
+        self.st.requests.remove_with(req, |r| r.status)
     }
 
     /// Whether `req` has finished, without releasing it (`MPI_Request_get_status`).
@@ -384,11 +383,11 @@ impl Runtime {
         self.check_request(function, req)?;
         let r = self.st.requests.get_mut(req).unwrap();
         if let ReqKind::Active(child) = r.kind {
-            self.st.requests.remove(req);
+            self.st.requests.discard(req);
             return self.request_free(function, child);
         }
         if r.persistent.is_some() || (r.complete && !r.cancelling) {
-            self.st.requests.remove(req);
+            self.st.requests.discard(req);
         } else {
             r.freed = true;
         }
@@ -515,7 +514,7 @@ impl Runtime {
         let st = &mut self.st;
         b.pending.retain(|&(req, offset)| {
             if st.is_done(req) {
-                st.requests.remove(req);
+                st.requests.discard(req);
                 b.regions.retain(|&(o, _)| o != offset);
                 false
             } else {

@@ -434,7 +434,7 @@ impl Runtime {
         any |= crate::rma::progress(self);
         self.flush();
         for req in std::mem::take(&mut self.st.orphaned) {
-            self.st.requests.remove(req);
+            self.st.requests.discard(req);
         }
         any
     }

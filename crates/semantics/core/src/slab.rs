@@ -104,6 +104,12 @@ impl<T> Slab<T> {
         v
     }
 
+    /// Removes the object `id` names, dropping it where it lies: unlike `remove`, a large
+    /// `T` (a request) is not first moved out to be dropped.
+    pub fn discard(&mut self, id: Id) {
+        self.remove_with(id, |_| ());
+    }
+
     /// Removes the object `id` names, dropping it where it lies, and returns what `read`
     /// takes from it first. Cheaper than `remove` when only a field is wanted: a large
     /// `T` (a request) is not moved out to be dropped.
@@ -179,5 +185,15 @@ mod tests {
         assert_eq!(s.len(), 0);
         let b = s.insert(String::from("b"));
         assert_eq!(b.index, a.index, "the slot is reused");
+        s.discard(b);
+        assert_eq!(s.get(b), None, "a discarded object is gone");
+        assert_eq!(s.len(), 0);
+        s.discard(b);
+        let (c, d) = (s.insert(String::from("c")), s.insert(String::from("d")));
+        assert_eq!(c.index, b.index, "the slot is reused");
+        assert_ne!(
+            d.index, c.index,
+            "a second discard does not free the slot again"
+        );
     }
 }

@@ -407,9 +407,9 @@ impl<'f> Sched<'f> {
                 }
                 let mut failure = None;
                 for r in self.b.posted.drain(..) {
-                    if let Some(req) = rt.st.requests.remove(r) {
-                        if req.status.error != 0 && failure.is_none() {
-                            failure = Some(req.status);
+                    if let Some(status) = rt.st.requests.remove_with(r, |q| q.status) {
+                        if status.error != 0 && failure.is_none() {
+                            failure = Some(status);
                         }
                     }
                 }
@@ -679,7 +679,7 @@ fn complete(requests: &mut crate::slab::Slab<Request>, req: ReqId, r: MpiResult<
         ..Status::default()
     };
     if q.freed {
-        requests.remove(req);
+        requests.discard(req);
     }
 }
 

@@ -188,7 +188,7 @@ fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
             && p.data.is_none_or(|r| rt.st.is_done(r));
         if done {
             for r in [Some(p.send), p.reply, p.data].into_iter().flatten() {
-                rt.st.requests.remove(r);
+                rt.st.requests.discard(r);
             }
             if let Some(r) = p.user.and_then(|u| rt.st.requests.get_mut(u)) {
                 r.complete = true;

@@ -62,20 +62,20 @@ pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
     }
     while w.incoming.front().is_some_and(|i| rt.st.is_done(i.req)) {
         let i = w.incoming.pop_front().expect("front checked");
-        rt.st.requests.remove(i.req);
+        rt.st.requests.discard(i.req);
         apply(rt, w, i.source, &i.msg);
         any = true;
     }
     while w.landing.first().is_some_and(|l| rt.st.is_done(l.req)) {
         let l = w.landing.remove(0);
-        rt.st.requests.remove(l.req);
+        rt.st.requests.discard(l.req);
         reply(rt, w, l.origin, l.reply_tag, Vec::new());
         any = true;
     }
     w.replies.retain(|(req, _)| {
         let done = rt.st.is_done(*req);
         if done {
-            rt.st.requests.remove(*req);
+            rt.st.requests.discard(*req);
         }
         !done
     });
