@@ -30,6 +30,8 @@ from relayjob import run_relayed, wan_bytes  # noqa: E402
 
 TRUNKS = [1, 2, 4]
 FRONTENDS = 4
+# Bytes each rank sends each rank of the other cluster per round (crossbw.c's size).
+MESSAGE_BYTES = 1 << 20
 
 
 def trunk_table(delay_ms=0, fe_mbit=100, wan_mbit=400, reference=False):
@@ -50,7 +52,7 @@ def trunk_table(delay_ms=0, fe_mbit=100, wan_mbit=400, reference=False):
     }
 
 
-def one_run(jobs, crossbw, trunks, mode, msg_bytes):
+def one_run(jobs, crossbw, trunks, mode, msg_bytes=MESSAGE_BYTES):
     lab = jobs.lab
     fes = [f"p-fe{k}" for k in range(1, FRONTENDS + 1)]
     before = [wan_bytes(lab, fe) for fe in fes]
@@ -69,7 +71,7 @@ def main(argv):
     repeats = int(argv[2]) if len(argv) > 2 else 3
     mode = argv[3] if len(argv) > 3 else "destination"
     wan_mbit = int(argv[4]) if len(argv) > 4 else 400
-    msg_bytes = int(argv[5]) if len(argv) > 5 else 1 << 20
+    msg_bytes = int(argv[5]) if len(argv) > 5 else MESSAGE_BYTES
     work = os.path.join("/tmp", f"trunk-bench-{os.getpid()}")
     os.makedirs(work, exist_ok=True)
     crossbw = os.path.join(work, "crossbw")
