@@ -136,6 +136,15 @@ fn nonblocking(sock: &TcpStream) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// A connection that carries packets between hosts: nonblocking, and with the congestion
+/// control chosen for them.
+fn data_socket(sock: &TcpStream, opts: &Options) -> Result<(), String> {
+    nonblocking(sock)?;
+    opts.congestion
+        .apply(sock, crossmpi_tcp::IMPI_CONGESTION_VAR)
+        .map_err(|e| format!("impi-relay: {e}"))
+}
+
 fn resolve(addr: &str, what: &str) -> Result<SocketAddr, String> {
     std::net::ToSocketAddrs::to_socket_addrs(addr)
         .map_err(|e| format!("impi-relay: {what} address {addr:?}: {e}"))?
@@ -761,7 +770,7 @@ impl Relay {
                 .expect("data listeners are polled with a router");
             match router.accept(at) {
                 Some(conn) => {
-                    let secure = nonblocking(&sock)
+                    let secure = data_socket(&sock, &self.opts)
                         .and_then(|_| secure_channel(key, global, Role::Acceptor));
                     match secure {
                         Ok(secure) => {
@@ -1014,7 +1023,7 @@ impl Relay {
             let addr = SocketAddr::new(dial.addr.to_ip(), dial.port);
             let sock = connect(addr, self.opts.connect_timeout)
                 .map_err(|e| format!("{}: {e}", describe(dial.link)))?;
-            nonblocking(&sock)?;
+            data_socket(&sock, &self.opts)?;
             let router = self.router.as_mut().expect("dialing follows startup");
             let conn = router.dialed(&dial);
             log(&self.opts, || {

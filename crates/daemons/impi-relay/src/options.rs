@@ -6,6 +6,7 @@ use crate::survive::DEFAULT_SURVIVE;
 use crate::trunk::{TrunkMode, Trunking, MAX_TRUNKS};
 use crossmpi_impi::wire::startup::MAX_CLIENTS;
 use crossmpi_impi::wire::Limits;
+use crossmpi_tcp::{Congestion, IMPI_CONGESTION_VAR};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -98,6 +99,10 @@ pub struct Options {
     pub spin: Duration,
     pub router: RouterConfig,
     pub limits: Limits,
+    /// The TCP congestion control of the data connections
+    /// (`CROSSMPI_IMPI_TCP_CONGESTION`, shared with the ranks; why cubic:
+    /// `crossmpi_tcp::Congestion`).
+    pub congestion: Congestion,
 }
 
 fn value<'a>(it: &mut impl Iterator<Item = &'a String>, flag: &str) -> Result<&'a str, String> {
@@ -272,6 +277,9 @@ impl Options {
         let spin_us = number(env, "CROSSMPI_RELAY_SPIN_US", DEFAULT_SPIN_US, 0)?;
         let limits = Limits::from_var(env("CROSSMPI_IMPI_MAX_MSG").as_deref())
             .map_err(|e| format!("impi-relay: {e}"))?;
+        let congestion =
+            Congestion::from_var(IMPI_CONGESTION_VAR, env(IMPI_CONGESTION_VAR).as_deref())
+                .map_err(|e| format!("impi-relay: {e}"))?;
         Ok(Options {
             rank,
             server,
@@ -295,6 +303,7 @@ impl Options {
                 ..RouterConfig::default()
             },
             limits,
+            congestion,
         })
     }
 }
@@ -341,6 +350,10 @@ mod tests {
         assert_eq!(o.connect_timeout, Duration::from_secs(30));
         assert_eq!(o.splice, DEFAULT_SPLICE);
         assert_eq!(o.survive, DEFAULT_SURVIVE);
+        assert_eq!(o.congestion, Congestion::default());
+        let kernel = [("CROSSMPI_IMPI_TCP_CONGESTION", "kernel")];
+        let o = parse(&["-relay", "1", "a:1"], &kernel).unwrap();
+        assert_eq!(o.congestion, Congestion::Kernel);
         for (v, want) in [("0", false), ("1", true)] {
             let env = [("CROSSMPI_RELAY_SPLICE", v), ("CROSSMPI_RELAY_SURVIVE", v)];
             let o = parse(&["-relay", "1", "a:1"], &env).unwrap();
@@ -486,5 +499,8 @@ mod tests {
         assert!(e.contains("CROSSMPI_RELAY_SPLICE=\"on\""), "{e}");
         let e = parse(&["-relay", "1", "a:1"], &[("CROSSMPI_RELAY_BUFFER", "10")]).unwrap_err();
         assert!(e.contains("CROSSMPI_RELAY_BUFFER"), "{e}");
+        let bad = [("CROSSMPI_IMPI_TCP_CONGESTION", "cu bic")];
+        let e = parse(&["-relay", "1", "a:1"], &bad).unwrap_err();
+        assert!(e.contains("CROSSMPI_IMPI_TCP_CONGESTION=\"cu bic\""), "{e}");
     }
 }

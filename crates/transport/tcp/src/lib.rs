@@ -13,9 +13,11 @@
 //!
 //! Owns: connections and byte streams. Must not touch: MPI matching or datatypes.
 
+mod congestion;
 mod conn;
 mod unsent;
 pub mod wire;
 
+pub use congestion::{AlgorithmName, Congestion, DEFAULT_CONGESTION, IMPI_CONGESTION_VAR};
 pub use conn::{Connection, Incoming, Listener};
 pub use unsent::limit_unsent;

@@ -71,6 +71,7 @@ fn relay_options(rank: u32, server: SocketAddr, send_buffer: usize) -> Options {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crossmpi_impi_relay::options::DEFAULT_SPIN_US),
         ),
+        congestion: crossmpi_tcp::Congestion::default(),
         router: RouterConfig {
             send_buffer,
             ..RouterConfig::default()

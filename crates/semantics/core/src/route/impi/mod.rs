@@ -34,6 +34,9 @@ pub struct Sending {
     pub write_ahead: usize,
     /// Bytes the kernel may hold unsent on each host connection (`TCP_NOTSENT_LOWAT`).
     pub unsent: u32,
+    /// The TCP congestion control of each host connection
+    /// (`CROSSMPI_IMPI_TCP_CONGESTION`; why cubic: `crossmpi_tcp::Congestion`).
+    pub congestion: crossmpi_tcp::Congestion,
 }
 
 impl Default for Sending {
@@ -41,6 +44,7 @@ impl Default for Sending {
         Sending {
             write_ahead: 256 << 10,
             unsent: 128 << 10,
+            congestion: crossmpi_tcp::Congestion::default(),
         }
     }
 }
@@ -184,6 +188,9 @@ impl ImpiRoute {
         }
         for l in &links {
             crossmpi_tcp::limit_unsent(&l.sock, sending.unsent).map_err(|e| e.to_string())?;
+            sending
+                .congestion
+                .apply(&l.sock, crossmpi_tcp::IMPI_CONGESTION_VAR)?;
         }
         let n = link_of.len();
         Ok(ImpiRoute {

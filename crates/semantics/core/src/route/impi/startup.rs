@@ -133,7 +133,7 @@ pub struct JoinConfig {
     /// (`CROSSMPI_IMPI_RESEND_MS`).
     pub resend_period: Duration,
     /// How much each host connection holds ahead of the wire (`CROSSMPI_IMPI_WRITE_AHEAD`,
-    /// `CROSSMPI_IMPI_UNSENT`).
+    /// `CROSSMPI_IMPI_UNSENT`), and its congestion control (`CROSSMPI_IMPI_TCP_CONGESTION`).
     pub sending: super::Sending,
 }
 
@@ -170,6 +170,12 @@ impl JoinConfig {
             sending: super::Sending {
                 write_ahead: num("CROSSMPI_IMPI_WRITE_AHEAD", sending.write_ahead as u32)? as usize,
                 unsent: num("CROSSMPI_IMPI_UNSENT", sending.unsent)?,
+                congestion: crossmpi_tcp::Congestion::from_var(
+                    crossmpi_tcp::IMPI_CONGESTION_VAR,
+                    std::env::var(crossmpi_tcp::IMPI_CONGESTION_VAR)
+                        .ok()
+                        .as_deref(),
+                )?,
             },
         }))
     }
