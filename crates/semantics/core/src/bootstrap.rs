@@ -364,7 +364,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
                 world as usize,
                 peers,
                 timeout,
-                cfg.tcp_write_chunk,
+                cfg.tcp_tuning(),
             )
             .map_err(|e| io_err("TCP", e))?,
         )

@@ -27,6 +27,8 @@ pub struct Config {
     pub tcp_eager: u64,
     /// Most bytes handed to the kernel per TCP write (`CROSSMPI_TCP_WRITE_CHUNK`).
     pub tcp_write_chunk: usize,
+    /// The congestion control of the TCP route's connections (`CROSSMPI_TCP_CONGESTION`).
+    pub tcp_congestion: crossmpi_tcp::Congestion,
     /// Eager bytes a sender may have outstanding at one receiver (`CROSSMPI_EAGER_CREDIT`).
     pub eager_credit: u64,
     /// How long a waiting call polls before sleeping, in microseconds (`CROSSMPI_SPIN_US`;
@@ -77,6 +79,16 @@ fn site_list() -> Option<Vec<u32>> {
     }
 }
 
+/// A congestion-control choice (`crossmpi_tcp::Congestion::from_var`); an invalid name is
+/// reported and the default kept, like every other tunable here.
+fn congestion(name: &str) -> crossmpi_tcp::Congestion {
+    let value = std::env::var(name).ok();
+    crossmpi_tcp::Congestion::from_var(name, value.as_deref()).unwrap_or_else(|e| {
+        crate::say!("crossmpi: ignoring {e}");
+        crossmpi_tcp::Congestion::default()
+    })
+}
+
 fn env<T: FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
         Ok(v) => match v.trim().parse() {
@@ -91,6 +103,13 @@ fn env<T: FromStr>(name: &str, default: T) -> T {
 }
 
 impl Config {
+    pub fn tcp_tuning(&self) -> crate::route::tcp::TcpTuning {
+        crate::route::tcp::TcpTuning {
+            write_chunk: self.tcp_write_chunk,
+            congestion: self.tcp_congestion,
+        }
+    }
+
     pub fn from_env() -> Config {
         let transport = match std::env::var("CROSSMPI_TRANSPORT").as_deref() {
             Ok("tcp") => TransportChoice::Tcp,
@@ -107,6 +126,7 @@ impl Config {
             shm_cma_min: env("CROSSMPI_SHM_CMA_MIN", 0),
             tcp_eager: env("CROSSMPI_TCP_EAGER", 64 * 1024),
             tcp_write_chunk: env("CROSSMPI_TCP_WRITE_CHUNK", 1 << 20),
+            tcp_congestion: congestion("CROSSMPI_TCP_CONGESTION"),
             eager_credit: env("CROSSMPI_EAGER_CREDIT", 4 * 1024 * 1024),
             spin_us: env("CROSSMPI_SPIN_US", 0),
             yield_us: std::env::var_os("CROSSMPI_YIELD_US").map(|_| env("CROSSMPI_YIELD_US", 20)),

@@ -1,16 +1,20 @@
 //! The TCP congestion control a connection asks the kernel for (`TCP_CONGESTION`).
 //!
-//! Connections between clusters choose their own (`CROSSMPI_IMPI_TCP_CONGESTION`, read by
-//! the ranks and by the relays) instead of taking the machine's default, because their
-//! traffic is what a model-based algorithm such as BBR handles worst: bursts (a round of
-//! an all-to-all arrives from several ranks at once and ends together) from a sender that
-//! stalls whenever its process is not scheduled. BBR paces at its estimate of the
-//! bottleneck's rate and keeps the bottleneck's queue near empty, so every stall of the
-//! sender leaves the link idle; a loss-based algorithm (cubic) keeps a standing queue at
-//! the bottleneck that carries the link through the stall. Measured in crossmpi lab
-//! (docs/impi-relay.md, "Trunking bandwidth"): four trunked relays behind 100 Mbit/s
-//! front-ends moved 0.84 of four times one trunk's all-to-all bandwidth with BBR and
-//! 1.06 with cubic.
+//! crossmpi's connections choose their own instead of taking the machine's default:
+//! `CROSSMPI_TCP_CONGESTION` for the TCP route inside a cluster, and
+//! `CROSSMPI_IMPI_TCP_CONGESTION` for the connections between clusters (read by the ranks
+//! and by the relays). Both default to cubic, because BBR (the default on many machines,
+//! this one included) costs crossmpi's traffic in two ways. Between clusters the traffic
+//! is bursts (a round of an all-to-all arrives from several ranks at once and ends
+//! together) from senders that stall whenever their process is not scheduled: BBR paces
+//! at its estimate of the bottleneck's rate and keeps the bottleneck's queue near empty,
+//! so every stall leaves the link idle, where cubic's standing queue at the bottleneck
+//! carries the link through it. Four trunked relays behind 100 Mbit/s front-ends moved
+//! 1.02 of four times one trunk's all-to-all bandwidth with cubic and 0.80-0.85 with BBR
+//! (docs/impi-relay.md, "The congestion control (stop 19)"). Inside a node or a cluster,
+//! BBR without the fq queueing discipline paces every send with the kernel's own timers:
+//! 4 MiB messages over loopback moved 5.6 GB/s with BBR and 8.3 with cubic
+//! (docs/tunables.md).
 
 use std::io;
 use std::net::TcpStream;

@@ -85,6 +85,11 @@ impl Connection {
         })
     }
 
+    /// Asks for `congestion` on this connection (`var` names the setting in an error).
+    pub fn set_congestion(&self, congestion: crate::Congestion, var: &str) -> Result<(), String> {
+        congestion.apply(&self.stream, var)
+    }
+
     /// Connects to the first address that answers within `timeout` and says hello.
     pub fn connect(
         addrs: &[SocketAddr],

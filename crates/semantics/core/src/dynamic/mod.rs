@@ -586,7 +586,7 @@ fn accept_processes(
 fn add_process(rt: &mut Runtime, card: &Card, conn: Connection) -> Result<u32, String> {
     let w = rt.st.peers.len() as u32;
     if rt.tcp.is_none() {
-        rt.tcp = Some(TcpRoute::empty(rt.cfg.tcp_write_chunk)?);
+        rt.tcp = Some(TcpRoute::empty(rt.cfg.tcp_tuning())?);
     }
     rt.tcp.as_mut().expect("created above").attach(w, conn)?;
     rt.st.peers.push(Peer::new(Route::Tcp, rt.cfg.eager_credit));

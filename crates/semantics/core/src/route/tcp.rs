@@ -10,7 +10,7 @@ use crate::header::{Head, HEAD_LEN};
 use crate::proto::{Delivery, Payload, Sink, State};
 use crate::request::ReqKind;
 use crossmpi_tcp::wire::{Hello, Prefix, PREFIX_LEN};
-use crossmpi_tcp::{Connection, Incoming, Listener};
+use crossmpi_tcp::{Congestion, Connection, Incoming, Listener};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -44,8 +44,29 @@ pub struct TcpRoute {
     epoll: crate::progress::Epoll,
     /// World ranks reached by TCP.
     pub peers: Vec<u32>,
+    tuning: TcpTuning,
+}
+
+/// How the route uses its sockets.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpTuning {
     /// Most bytes written per system call (`CROSSMPI_TCP_WRITE_CHUNK`).
-    write_chunk: usize,
+    pub write_chunk: usize,
+    /// The congestion control every connection asks for (`CROSSMPI_TCP_CONGESTION`).
+    pub congestion: Congestion,
+}
+
+impl Link {
+    /// A connection that says hello, with the route's congestion control.
+    fn new(conn: Connection, congestion: Congestion) -> Result<Link, String> {
+        conn.set_congestion(congestion, "CROSSMPI_TCP_CONGESTION")?;
+        Ok(Link {
+            conn,
+            tx: None,
+            rx: None,
+            closed: false,
+        })
+    }
 }
 
 impl TcpRoute {
@@ -58,7 +79,7 @@ impl TcpRoute {
         size: usize,
         peers: Vec<(u32, Vec<SocketAddr>)>,
         timeout: Duration,
-        write_chunk: usize,
+        tuning: TcpTuning,
     ) -> Result<TcpRoute, String> {
         let epoll = crate::progress::Epoll::new().map_err(|e| e.to_string())?;
         let mut links: Vec<Option<Link>> = (0..size).map(|_| None).collect();
@@ -66,12 +87,7 @@ impl TcpRoute {
         for (r, addrs) in peers.iter().filter(|(r, _)| *r < me) {
             let conn = Connection::connect(addrs, hello, timeout)
                 .map_err(|e| format!("cannot connect to rank {r} at {addrs:?}: {e}"))?;
-            links[*r as usize] = Some(Link {
-                conn,
-                tx: None,
-                rx: None,
-                closed: false,
-            });
+            links[*r as usize] = Some(Link::new(conn, tuning.congestion)?);
         }
         let mut missing = peers.iter().filter(|(r, _)| *r > me).count();
         let deadline = Instant::now() + timeout;
@@ -99,12 +115,7 @@ impl TcpRoute {
                             crate::say!("crossmpi: rank {me}: refused a connection claiming to be rank {rank} (job tag {job_tag:#x})");
                             continue;
                         }
-                        links[rank as usize] = Some(Link {
-                            conn,
-                            tx: None,
-                            rx: None,
-                            closed: false,
-                        });
+                        links[rank as usize] = Some(Link::new(conn, tuning.congestion)?);
                         missing -= 1;
                     }
                     Ok(other) => {
@@ -126,17 +137,17 @@ impl TcpRoute {
             links,
             epoll,
             peers: peers.into_iter().map(|(r, _)| r).collect(),
-            write_chunk,
+            tuning,
         })
     }
 
     /// A route without peers, for a process that reaches other jobs' processes only.
-    pub fn empty(write_chunk: usize) -> Result<TcpRoute, String> {
+    pub fn empty(tuning: TcpTuning) -> Result<TcpRoute, String> {
         Ok(TcpRoute {
             links: Vec::new(),
             epoll: crate::progress::Epoll::new().map_err(|e| e.to_string())?,
             peers: Vec::new(),
-            write_chunk,
+            tuning,
         })
     }
 
@@ -147,12 +158,7 @@ impl TcpRoute {
         if self.links.len() <= w as usize {
             self.links.resize_with(w as usize + 1, || None);
         }
-        self.links[w as usize] = Some(Link {
-            conn,
-            tx: None,
-            rx: None,
-            closed: false,
-        });
+        self.links[w as usize] = Some(Link::new(conn, self.tuning.congestion)?);
         self.peers.push(w);
         Ok(())
     }
@@ -318,7 +324,7 @@ impl TcpRoute {
             let total = tx.head.len() + payload.len();
             let n = match out
                 .conn
-                .write([&tx.head, payload], tx.written, self.write_chunk)
+                .write([&tx.head, payload], tx.written, self.tuning.write_chunk)
             {
                 Ok(n) => n,
                 Err(e) => crate::fatal(&format!("sending to rank {to} failed: {e}")),
