@@ -126,7 +126,7 @@ impl Config {
             shm_cma_min: env("CROSSMPI_SHM_CMA_MIN", 0),
             tcp_eager: env("CROSSMPI_TCP_EAGER", 64 * 1024),
             tcp_write_chunk: env("CROSSMPI_TCP_WRITE_CHUNK", 1 << 20),
-            tcp_congestion: congestion("CROSSMPI_TCP_CONGESTION"),
+            tcp_congestion: congestion(crossmpi_tcp::TCP_CONGESTION_VAR),
             eager_credit: env("CROSSMPI_EAGER_CREDIT", 4 * 1024 * 1024),
             spin_us: env("CROSSMPI_SPIN_US", 0),
             yield_us: std::env::var_os("CROSSMPI_YIELD_US").map(|_| env("CROSSMPI_YIELD_US", 20)),

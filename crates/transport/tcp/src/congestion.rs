@@ -28,6 +28,9 @@ const NAME_MAX: usize = 16;
 /// and by the relays alike.
 pub const IMPI_CONGESTION_VAR: &str = "CROSSMPI_IMPI_TCP_CONGESTION";
 
+/// The variable that chooses it for the TCP route's connections inside a cluster.
+pub const TCP_CONGESTION_VAR: &str = "CROSSMPI_TCP_CONGESTION";
+
 /// The algorithm asked for when the variable is unset.
 pub const DEFAULT_CONGESTION: &str = "cubic";
 

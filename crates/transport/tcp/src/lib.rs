@@ -18,6 +18,8 @@ mod conn;
 mod unsent;
 pub mod wire;
 
-pub use congestion::{AlgorithmName, Congestion, DEFAULT_CONGESTION, IMPI_CONGESTION_VAR};
+pub use congestion::{
+    AlgorithmName, Congestion, DEFAULT_CONGESTION, IMPI_CONGESTION_VAR, TCP_CONGESTION_VAR,
+};
 pub use conn::{Connection, Incoming, Listener};
 pub use unsent::limit_unsent;

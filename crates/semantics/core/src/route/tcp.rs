@@ -59,7 +59,7 @@ pub struct TcpTuning {
 impl Link {
     /// A connection that says hello, with the route's congestion control.
     fn new(conn: Connection, congestion: Congestion) -> Result<Link, String> {
-        conn.set_congestion(congestion, "CROSSMPI_TCP_CONGESTION")?;
+        conn.set_congestion(congestion, crossmpi_tcp::TCP_CONGESTION_VAR)?;
         Ok(Link {
             conn,
             tx: None,
