@@ -27,8 +27,9 @@ int main(int argc, char **argv) {
   t_init(&argc, &argv, "coll_algorithms");
   int n = t_size, me = t_rank;
   MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-  int sizes[] = {1, 5, 70000};
-  for (int z = 0; z < 3; z++) {
+  /* 9000 ints: a broadcast in 16 KiB segments on a node with more ranks than cores */
+  int sizes[] = {1, 5, 9000, 70000};
+  for (int z = 0; z < 4; z++) {
     int k = sizes[z];
     int *a = t_alloc(sizeof(int) * k * n), *b = t_alloc(sizeof(int) * k * n);
     for (int root = 0; root < n; root++) {

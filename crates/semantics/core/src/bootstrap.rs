@@ -31,6 +31,10 @@ pub struct Boot {
     /// processors, whichever cluster they belong to (the progress engine's waiting policy
     /// asks whether they outnumber them).
     pub machine_ranks: usize,
+    /// This process's node holds more of its cluster's ranks than the fewest processors
+    /// any of them may run on ([`crowded`]). Every rank of the node computes it from the
+    /// same cards, so they agree, as a collective algorithm choosing by it requires.
+    pub node_crowded: bool,
     /// Site (cluster) index of every world rank: the IMPI client it belongs to, or what
     /// `CROSSMPI_SITE_OF` declares for a flat job spanning sites; 0 for everyone otherwise.
     pub site_of: Vec<u32>,
@@ -118,12 +122,15 @@ struct Card {
     node: u64,
     pid: u32,
     addrs: Vec<SocketAddr>,
+    /// Processors the rank may run on.
+    cpus: u32,
 }
 
 impl Card {
     fn encode(&self) -> String {
         let addrs: Vec<String> = self.addrs.iter().map(|a| a.to_string()).collect();
-        format!("{:x}|{}|{}", self.node, self.pid, addrs.join(","))
+        let (node, pid, cpus) = (self.node, self.pid, self.cpus);
+        format!("{node:x}|{pid}|{}|{cpus}", addrs.join(","))
     }
 
     fn decode(s: &str) -> Option<Card> {
@@ -136,7 +143,13 @@ impl Card {
             .filter(|a| !a.is_empty())
             .map(|a| a.parse().ok())
             .collect::<Option<Vec<_>>>()?;
-        Some(Card { node, pid, addrs })
+        let cpus = parts.next()?.parse().ok()?;
+        Some(Card {
+            node,
+            pid,
+            addrs,
+            cpus,
+        })
     }
 }
 
@@ -146,6 +159,17 @@ fn pmi_err(e: crossmpi_pmi::Error) -> MpiError {
 
 fn io_err(what: &str, e: impl std::fmt::Display) -> MpiError {
     MpiError::context(ErrorClass::Other, "MPI_Init", format!("{what}: {e}"))
+}
+
+/// Whether node `node` holds more ranks (of those `cards` describe) than the fewest
+/// processors any of them may run on: its ranks then take turns on the processors.
+fn crowded(cards: &[Card], node: u64) -> bool {
+    let on_node = || cards.iter().filter(|c| c.node == node);
+    let fewest = on_node()
+        .map(|c| c.cpus as usize)
+        .min()
+        .unwrap_or(usize::MAX);
+    on_node().count() > fewest
 }
 
 pub fn boot(cfg: &Config) -> MpiResult<Boot> {
@@ -163,6 +187,7 @@ fn singleton(cfg: &Config) -> Boot {
         peers: vec![Peer::new(Route::Local, cfg.eager_credit)],
         node_of: vec![0],
         machine_ranks: 1,
+        node_crowded: false,
         site_of: vec![0],
         pids: vec![std::process::id()],
         shm: None,
@@ -198,6 +223,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         node,
         pid: std::process::id(),
         addrs: ips.iter().map(|&ip| SocketAddr::new(ip, port)).collect(),
+        cpus: crate::progress::available_cpus() as u32,
     };
     pmi.put(&format!("cmpi-{rank}"), &mine.encode())
         .map_err(pmi_err)?;
@@ -376,6 +402,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         })
         .collect();
     let appnum = pmi.appnum();
+    let node_crowded = crowded(&cards, node);
     let (node_of, machine_ranks, site_of, impi, universe_size) = match impi_job {
         None => {
             let site_of = match &cfg.site_of {
@@ -439,6 +466,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         peers,
         node_of,
         machine_ranks,
+        node_crowded,
         site_of,
         pids,
         shm,
@@ -664,12 +692,34 @@ mod tests {
                 "10.0.0.1:5000".parse().unwrap(),
                 "192.168.1.2:5000".parse().unwrap(),
             ],
+            cpus: 2,
         };
         let d = Card::decode(&c.encode()).unwrap();
-        assert_eq!((d.node, d.pid, d.addrs), (c.node, c.pid, c.addrs));
-        assert!(Card::decode("zz|1|").is_none());
-        assert!(Card::decode("1|x|").is_none());
-        assert!(Card::decode("1|2|not-an-address").is_none());
+        assert_eq!(
+            (d.node, d.pid, d.addrs, d.cpus),
+            (c.node, c.pid, c.addrs, c.cpus)
+        );
+        assert!(Card::decode("zz|1||2").is_none());
+        assert!(Card::decode("1|x||2").is_none());
+        assert!(Card::decode("1|2|not-an-address|2").is_none());
+        assert!(Card::decode("1|2|").is_none(), "no processor count");
+        assert!(Card::decode("1|2||two").is_none());
+    }
+
+    #[test]
+    fn a_node_is_crowded_when_its_ranks_outnumber_the_fewest_processors_of_any() {
+        let card = |node, cpus| Card {
+            node,
+            pid: 1,
+            addrs: vec![],
+            cpus,
+        };
+        let cards = [card(7, 4), card(7, 2), card(9, 1), card(7, 4)];
+        // Node 7: three ranks, one of which may run on two processors only.
+        assert!(crowded(&cards, 7));
+        assert!(!crowded(&cards, 9));
+        assert!(!crowded(&[card(7, 4), card(7, 4)], 7));
+        assert!(!crowded(&cards, 8), "a node without ranks");
     }
 
     #[test]

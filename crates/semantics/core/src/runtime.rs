@@ -40,6 +40,9 @@ pub struct Runtime {
     pub self_comm: CommId,
     /// Node index of every world rank.
     pub node_of: Arc<Vec<u32>>,
+    /// This process's node has more of the job's ranks than processors
+    /// ([`crate::bootstrap::Boot::node_crowded`]; the same in every rank of the node).
+    pub node_crowded: bool,
     /// Site (cluster) index of every world rank.
     pub site_of: Arc<Vec<u32>>,
     pub impi_coll: ImpiColl,
@@ -310,6 +313,7 @@ impl Runtime {
             peers,
             node_of,
             machine_ranks,
+            node_crowded,
             site_of,
             pids,
             shm,
@@ -407,6 +411,7 @@ impl Runtime {
             world,
             self_comm,
             node_of,
+            node_crowded,
             site_of,
             impi_coll,
             next_context: 4,

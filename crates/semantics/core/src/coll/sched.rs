@@ -130,6 +130,9 @@ pub struct Sched<'f> {
     pub nodes: Arc<Vec<u32>>,
     /// Site (cluster) of each member of the own group.
     pub sites: Arc<Vec<u32>>,
+    /// This process's node has more ranks than processors (the same in every member on
+    /// it: [`crate::bootstrap::Boot::node_crowded`]).
+    pub node_crowded: bool,
     /// How the collectives treat several sites.
     pub wan: super::select::Wan,
     /// Process topology of the communicator (neighbourhood collectives).
@@ -202,6 +205,7 @@ impl<'f> Sched<'f> {
     /// An empty schedule for one collective call on `comm`; takes the call's tag.
     pub fn new(rt: &mut Runtime, function: &'f str, comm: CommId) -> MpiResult<Sched<'f>> {
         let wan = super::select::wan(&rt.impi_coll);
+        let node_crowded = rt.node_crowded;
         let c = rt.comm_mut(function, comm)?;
         Ok(Sched {
             function,
@@ -212,6 +216,7 @@ impl<'f> Sched<'f> {
             remote: c.remote.clone(),
             nodes: c.nodes.clone(),
             sites: c.sites.clone(),
+            node_crowded,
             wan,
             topology: c.topology.clone(),
             b: rt.colls.spare.take().unwrap_or_default(),

@@ -34,6 +34,20 @@ pub struct Thresholds {
     /// 245-250 us against 330-350 whole; 128 KiB segments 270, 512 KiB 334, 16-32 KiB
     /// 450-470).
     pub bcast_segment: usize,
+    /// `CROSSMPI_COLL_BCAST_CROWDED_SEGMENT` (default 16 KiB; 0: never) and
+    /// `CROSSMPI_COLL_BCAST_CROWDED_MAX` (default 128 KiB): on a node with more ranks than
+    /// processors, the binomial broadcast among at most 4 members of that node passes
+    /// data longer than the segment and at most the maximum down the tree in segments
+    /// of this size. Each is a message sent eagerly through the ring, so the root and
+    /// every forwarding member go on without waiting for a descheduled child to take
+    /// it. 4 ranks on 2 cores, back-to-back broadcasts, medians of 5-7 (us): 32 KiB 12.0
+    /// -> 7.6, 64 KiB 22.1 -> 14.1 (Open MPI 16.2), 128 KiB 32.1 -> 24.2 (28.1); 256 KiB
+    /// 43 whole against 57 in segments, 1 MiB 199 against 372. 3 ranks, 64 KiB: 13.0 ->
+    /// 8.8. Segments of 8 KiB (18.1) and of 32000 B (28.5 at 64 KiB, 31.5 at 128 KiB)
+    /// were slower; 2 ranks on 2 cores (not crowded) were slower in segments (64 KiB 3.7
+    /// -> 5.6), so a node with a processor per rank sends whole.
+    pub bcast_crowded_segment: usize,
+    pub bcast_crowded_max: usize,
     /// `CROSSMPI_COLL_ALLREDUCE_LARGE` (default 64 KiB): from here commutative
     /// allreduces use Rabenseifner's algorithm, which halves the data each member sends
     /// and reduces; below it the log2 n exchanges of the whole vector cost less latency.
@@ -71,6 +85,8 @@ pub fn thresholds() -> &'static Thresholds {
     T.get_or_init(|| Thresholds {
         bcast_large: env_bytes("CROSSMPI_COLL_BCAST_LARGE", 128 * 1024),
         bcast_segment: env_bytes("CROSSMPI_COLL_BCAST_SEGMENT", 256 * 1024),
+        bcast_crowded_segment: env_bytes("CROSSMPI_COLL_BCAST_CROWDED_SEGMENT", 16 * 1024),
+        bcast_crowded_max: env_bytes("CROSSMPI_COLL_BCAST_CROWDED_MAX", 128 * 1024),
         allreduce_large: env_bytes("CROSSMPI_COLL_ALLREDUCE_LARGE", 64 * 1024),
         alltoall_large: env_bytes("CROSSMPI_COLL_ALLTOALL_LARGE", 32 * 1024),
         allgather_small: env_bytes("CROSSMPI_COLL_ALLGATHER_SMALL", 4096),

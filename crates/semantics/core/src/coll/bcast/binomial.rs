@@ -2,7 +2,10 @@
 //! the member 2^k further (relative to the root). In a tree of at most
 //! [`PIPELINED_MEMBERS`], data longer than a segment (`CROSSMPI_COLL_BCAST_SEGMENT`) goes
 //! down segment by segment: a member passes segment k to its children while it receives
-//! segment k + 1, so the tree's levels copy at once instead of one after another.
+//! segment k + 1, so the tree's levels copy at once instead of one after another. On a
+//! crowded node (more ranks than processors) moderate data goes down in small segments
+//! that travel eagerly, so no member waits for a descheduled child
+//! (`CROSSMPI_COLL_BCAST_CROWDED_SEGMENT`).
 
 use crate::coll::sched::{Sched, Span};
 use crate::coll::select::thresholds;
@@ -14,12 +17,25 @@ use crate::coll::team::Team;
 pub const PIPELINED_MEMBERS: usize = 4;
 
 pub fn build(s: &mut Sched, t: Team, root: usize, data: Span) {
-    let segment = if t.size() <= PIPELINED_MEMBERS {
-        thresholds().bcast_segment
-    } else {
-        data.len
-    };
+    let segment = segment(s, t, data.len);
     pipelined(s, t, root, data, segment);
+}
+
+/// The segment size for `len` bytes over team `t`. Every member must choose alike: the
+/// crowded case applies only when the whole team is on this process's node, whose
+/// members all computed the same `node_crowded`.
+fn segment(s: &Sched, t: Team, len: usize) -> usize {
+    let th = thresholds();
+    if t.size() > PIPELINED_MEMBERS {
+        return len;
+    }
+    let on_my_node = (0..t.size()).all(|i| s.nodes[t.rank(i)] == s.nodes[s.rank]);
+    let crowded = s.node_crowded && on_my_node;
+    if crowded && th.bcast_crowded_segment > 0 && len <= th.bcast_crowded_max {
+        th.bcast_crowded_segment
+    } else {
+        th.bcast_segment
+    }
 }
 
 fn pipelined(s: &mut Sched, t: Team, root: usize, data: Span, segment: usize) {

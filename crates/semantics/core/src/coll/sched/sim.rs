@@ -30,6 +30,7 @@ impl Sched<'static> {
             remote: None,
             nodes: Arc::new(nodes.to_vec()),
             sites: Arc::new(sites.to_vec()),
+            node_crowded: false,
             wan: crate::coll::select::Wan::Flat,
             topology: None,
             b: Default::default(),
@@ -357,6 +358,40 @@ fn reduce_and_bcast_every_root_and_layout() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn a_crowded_node_broadcasts_moderate_data_in_segments_and_a_mixed_team_whole() {
+    let segment = crate::coll::select::thresholds().bcast_crowded_segment;
+    let len = 20_000; // ints: 80 000 bytes
+    let root = 1;
+    let data = |r: usize| {
+        if r == root {
+            (0..len as i32).map(|i| i * 3 - 7).collect()
+        } else {
+            vec![0; len]
+        }
+    };
+    let want: Vec<i32> = (0..len as i32).map(|i| i * 3 - 7).collect();
+    for (nodes, per_edge) in [
+        (&[0, 0, 0, 0][..], (len * 4).div_ceil(segment)),
+        (&[0, 0, 1, 1][..], 1),
+    ] {
+        let (got, sent) = run_on(nodes, &[0; 4], len, None, data, |s, t, i, o| {
+            s.node_crowded = true;
+            s.copy(i, o);
+            bcast::binomial::build(s, t, root, o)
+        });
+        assert!(got.iter().all(|g| *g == want), "nodes {nodes:?}");
+        // Root 1 sends to members 3 and 2; member 3 passes on to member 0.
+        let mut edges: Vec<_> = sent.into_iter().collect();
+        edges.sort();
+        assert_eq!(
+            edges,
+            [((1, 2), per_edge), ((1, 3), per_edge), ((3, 0), per_edge)],
+            "nodes {nodes:?}"
+        );
     }
 }
 
