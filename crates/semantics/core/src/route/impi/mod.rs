@@ -16,7 +16,7 @@ use crate::proto::{Delivery, Payload, Sink, State};
 use crate::request::ReqKind;
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, HEADER_LEN};
 use outq::OutQueue;
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, IoSliceMut, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 use translate::{Arrival, Translator};
@@ -69,6 +69,10 @@ pub struct HostLink {
     sock: TcpStream,
     rbuf: Vec<u8>,
     rlen: usize,
+    /// Where reads into `rbuf` stop: [`READ_AHEAD`], or the end of a packet wanted whole
+    /// (then `rbuf` grows to hold it, but once it is handled reads stop at
+    /// [`READ_AHEAD`] again, so later payloads go straight to their destinations).
+    read_end: usize,
     rx: Option<RxPayload>,
     out: OutQueue,
     /// The last PROTOACK was queued onto an empty queue since the last write: alone, it
@@ -90,6 +94,7 @@ impl HostLink {
             sock,
             rbuf: vec![0; READ_AHEAD],
             rlen: 0,
+            read_end: READ_AHEAD,
             rx: None,
             out: OutQueue::default(),
             lone_ack: false,
@@ -329,6 +334,7 @@ impl ImpiRoute {
         lost.dead = true;
         lost.rx = None;
         lost.rlen = 0;
+        lost.read_end = READ_AHEAD;
         let _ = lost.sock.shutdown(std::net::Shutdown::Both);
         // Its packets are kept for resending; the frames they carried are done here.
         lost.out.abandon(st);
@@ -346,30 +352,43 @@ impl ImpiRoute {
     fn poll_link(&mut self, i: usize, st: &mut State) -> Result<bool, String> {
         let max_data = self.tr.max_data as u32;
         let mut any = false;
+        // A whole header was read behind a payload: parse it before reading on.
+        let mut header_waiting = false;
         loop {
             let link = &mut self.links[i];
             if link.got_fini {
                 return Ok(any);
             }
             if let Some(rx) = link.rx.as_mut() {
-                let n = read_into_sink(&mut link.sock, rx, st)?;
-                any |= n > 0;
+                // The bytes behind the payload come in the same call: behind a long
+                // payload only the next packet's header (most likely a long one's too,
+                // whose payload then also goes straight to its destination), else as
+                // much as the buffer takes.
+                let long = rx.len - rx.got >= READ_AHEAD;
+                let end = if long { HEADER_LEN } else { link.read_end };
+                let tail = &mut link.rbuf[link.rlen..end.max(link.rlen)];
+                let (n, behind) = read_into_sink(&mut link.sock, rx, st, tail)?;
+                any |= n + behind > 0;
+                link.rlen += behind;
                 if rx.got < rx.len {
                     return Ok(any);
                 }
                 let rx = link.rx.take().expect("checked above");
                 st.end_frame(rx.from, rx.sink, rx.delivery);
+                header_waiting = link.rlen >= HEADER_LEN;
                 continue;
             }
-            let n = match link.sock.read(&mut link.rbuf[link.rlen..]) {
-                Ok(0) => return Err(CLOSED_BEFORE_FINI.into()),
-                Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(any),
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(connection_failure("read", &e)),
-            };
-            any = true;
-            link.rlen += n;
+            if !std::mem::take(&mut header_waiting) {
+                let n = match link.sock.read(&mut link.rbuf[link.rlen..link.read_end]) {
+                    Ok(0) => return Err(CLOSED_BEFORE_FINI.into()),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(any),
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(connection_failure("read", &e)),
+                };
+                any = true;
+                link.rlen += n;
+            }
             let mut at = 0;
             while link.rlen - at >= HEADER_LEN {
                 let view = PacketHeader::new_checked(&link.rbuf[at..at + HEADER_LEN])
@@ -391,6 +410,8 @@ impl ImpiRoute {
                         Arrival::Fini => link.got_fini = true,
                     }
                     at += HEADER_LEN + len;
+                    // (A packet wanted whole ends the buffer: nothing follows it.)
+                    link.read_end = READ_AHEAD;
                     continue;
                 }
                 if self.tr.wants_whole(&p) || self.tr.resend.is_some() {
@@ -402,6 +423,8 @@ impl ImpiRoute {
                     if link.rbuf.len() < HEADER_LEN + len {
                         link.rbuf.resize(HEADER_LEN + len, 0);
                     }
+                    // Moved to the buffer's start below.
+                    link.read_end = READ_AHEAD.max(HEADER_LEN + len);
                     break;
                 }
                 // The payload is still arriving: its destination is known now (the
@@ -579,8 +602,15 @@ fn place(rx: &mut RxPayload, st: &State, data: &[u8]) {
     rx.got += data.len();
 }
 
-/// Reads the rest of a payload straight into its destination. Returns the bytes read.
-fn read_into_sink(sock: &mut TcpStream, rx: &mut RxPayload, st: &State) -> Result<usize, String> {
+/// Reads the rest of a payload straight into its destination and, in the same call, what
+/// follows it on the connection into `behind` (one system call per packet instead of
+/// two). Returns the bytes read into each.
+fn read_into_sink(
+    sock: &mut TcpStream,
+    rx: &mut RxPayload,
+    st: &State,
+    behind: &mut [u8],
+) -> Result<(usize, usize), String> {
     let want = rx.len - rx.got;
     let mut scratch = Vec::new();
     let n = {
@@ -591,15 +621,19 @@ fn read_into_sink(sock: &mut TcpStream, rx: &mut RxPayload, st: &State) -> Resul
                 &mut scratch[..]
             }
         };
-        match sock.read(dst) {
+        // Bytes past the payload only once the payload fits whole.
+        let behind = if dst.len() == want { behind } else { &mut [] };
+        let mut iov = [IoSliceMut::new(dst), IoSliceMut::new(behind)];
+        match sock.read_vectored(&mut iov) {
             Ok(0) => return Err("closed its connection inside a packet".into()),
             Ok(n) => n,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => 0,
             Err(e) => return Err(connection_failure("read", &e)),
         }
     };
-    rx.got += n;
-    Ok(n)
+    let payload = n.min(want);
+    rx.got += payload;
+    Ok((payload, n - payload))
 }
 
 /// Where a frame's data is: the frame's own payload, or, for a rendezvous request
