@@ -457,6 +457,25 @@ impl ImpiRoute {
         let Some(l) = self.link_of[to as usize] else {
             return;
         };
+        // Built up to the write-ahead and written, again while the socket takes all of it:
+        // the write-ahead bounds what a reply queued later waits behind in this process,
+        // not what one poll may send (256 KiB per poll left the lab's link idle whenever
+        // the sender waited for its turn on the processor: bench/impi/FINDINGS.md 8).
+        loop {
+            let more = self.build_packets(st, to, l);
+            if let Err(reason) = self.links[l].write_out(st) {
+                self.lose(l, &reason, st);
+                return;
+            }
+            if !more || self.links[l].pending() > 0 {
+                return;
+            }
+        }
+    }
+
+    /// Builds the packets of the frames queued for world rank `to` onto link `l` until
+    /// the write-ahead is reached (then true: more may follow) or nothing more can go now.
+    fn build_packets(&mut self, st: &mut State, to: u32, l: usize) -> bool {
         let w = to as usize;
         while self.links[l].pending() < self.write_ahead {
             // A reply to the peer's own messages goes before our queued frames to it
@@ -470,7 +489,7 @@ impl ImpiRoute {
                 .position(|f| matches!(f.head.frame, Frame::Cts { .. } | Frame::SyncAck { .. }))
                 .unwrap_or(0);
             let Some(front) = st.peers[w].queue.get(at) else {
-                break;
+                return false;
             };
             let done = if at == 0 { self.done[w] } else { 0 };
             let frame = front.head.frame;
@@ -483,7 +502,7 @@ impl ImpiRoute {
                 .tr
                 .next_packet(to, &frame, payload_len, done, &mut blocked);
             if blocked {
-                break;
+                return false;
             }
             if let Some(o) = next {
                 let link = &mut self.links[l];
@@ -524,9 +543,7 @@ impl ImpiRoute {
                 self.links[l].out.push_written(req);
             }
         }
-        if let Err(reason) = self.links[l].write_out(st) {
-            self.lose(l, &reason, st);
-        }
+        true
     }
 
     /// Sends FINI on every connection (once), after everything queued.
