@@ -22,4 +22,4 @@ pub use congestion::{
     AlgorithmName, Congestion, DEFAULT_CONGESTION, IMPI_CONGESTION_VAR, TCP_CONGESTION_VAR,
 };
 pub use conn::{Connection, Incoming, Listener};
-pub use unsent::limit_unsent;
+pub use unsent::{bytes_acked, limit_unsent};

@@ -8,6 +8,7 @@
 //! The frames of `proto.rs` are translated to packets and back in [`translate`].
 
 mod outq;
+mod queue_size;
 pub mod startup;
 pub mod translate;
 
@@ -16,6 +17,7 @@ use crate::proto::{Delivery, Payload, Sink, State};
 use crate::request::ReqKind;
 use crossmpi_impi::wire::packet::{PacketHeader, PacketRepr, HEADER_LEN};
 use outq::OutQueue;
+use queue_size::QueueSize;
 use std::io::{ErrorKind, IoSliceMut, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -25,8 +27,9 @@ use translate::{Arrival, Translator};
 /// `CROSSMPI_IMPI_UNSENT`; docs/tunables.md). A reply to a peer's long message (the
 /// SYNCACK its data waits for) is built before our own queued frames to that peer, but
 /// once built it goes after every packet built before it, in our queue and in the
-/// kernel's: both are kept short so that it does not wait behind megabytes of bulk
-/// data (docs/impi-relay.md, "Trunking bandwidth").
+/// kernel's: both are kept to a short time at the connection's rate, so that it does
+/// not wait behind megabytes of bulk data on a slow link (docs/impi-relay.md, "Trunking
+/// bandwidth") while a fast one is not starved ([`queue_size`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sending {
     /// Queued bytes to one host beyond which no more packets are built until the socket
@@ -34,6 +37,10 @@ pub struct Sending {
     pub write_ahead: usize,
     /// Bytes the kernel may hold unsent on each host connection (`TCP_NOTSENT_LOWAT`).
     pub unsent: u32,
+    /// How long a reply may wait behind both at a connection's measured rate: they grow
+    /// above the two minimums on a fast connection (`CROSSMPI_IMPI_QUEUE_US`;
+    /// [`queue_size`]).
+    pub queue_budget: Duration,
     /// The TCP congestion control of each host connection
     /// (`CROSSMPI_IMPI_TCP_CONGESTION`; why cubic: `crossmpi_tcp::Congestion`).
     pub congestion: crossmpi_tcp::Congestion,
@@ -44,6 +51,7 @@ impl Default for Sending {
         Sending {
             write_ahead: 256 << 10,
             unsent: 128 << 10,
+            queue_budget: Duration::from_millis(2),
             congestion: crossmpi_tcp::Congestion::default(),
         }
     }
@@ -75,6 +83,8 @@ pub struct HostLink {
     read_end: usize,
     rx: Option<RxPayload>,
     out: OutQueue,
+    /// What it queues ahead of a reply, sized from its rate.
+    queue: QueueSize,
     /// The last PROTOACK was queued onto an empty queue since the last write: alone, it
     /// may wait for the next packet to this host (see [`ImpiRoute::poll`]).
     lone_ack: bool,
@@ -97,6 +107,7 @@ impl HostLink {
             read_end: READ_AHEAD,
             rx: None,
             out: OutQueue::default(),
+            queue: QueueSize::new(0, 0, Duration::ZERO),
             lone_ack: false,
             sent_fini: false,
             got_fini: false,
@@ -132,6 +143,24 @@ impl HostLink {
     }
 
     /// True when it still has to write, or to exchange FINI.
+    /// Resizes what it queues ahead of a reply from its rate, when a measurement is due.
+    fn resize_queues(&mut self) {
+        let now = Instant::now();
+        if !self.queue.due(now) {
+            return;
+        }
+        let resized = crossmpi_tcp::bytes_acked(&self.sock)
+            .map(|acked| self.queue.observe(now, acked))
+            .and_then(|unsent| match unsent {
+                Some(bytes) => crossmpi_tcp::limit_unsent(&self.sock, bytes),
+                None => Ok(()),
+            });
+        if resized.is_err() {
+            // A kernel that cannot say or set it: the minimums stay.
+            self.queue = QueueSize::new(self.queue.write_ahead, self.queue.unsent, Duration::ZERO);
+        }
+    }
+
     fn busy(&self) -> bool {
         !self.dead && (!self.sent_fini || !self.got_fini || !self.out.is_empty())
     }
@@ -171,14 +200,13 @@ pub struct ImpiRoute {
     stall_period: Duration,
     next_stall_check: Instant,
     epoll: crate::progress::Epoll,
-    write_ahead: usize,
 }
 
 impl ImpiRoute {
     /// `relay_of`: per link, the client whose relays may take over from each other when
     /// the link's host is one of them in a job that survives a relay's death (else None).
     pub fn new(
-        links: Vec<HostLink>,
+        mut links: Vec<HostLink>,
         link_of: Vec<Option<usize>>,
         relay_of: Vec<Option<u32>>,
         tr: Translator,
@@ -191,7 +219,8 @@ impl ImpiRoute {
                 .add(std::os::fd::AsRawFd::as_raw_fd(&l.sock))
                 .map_err(|e| e.to_string())?;
         }
-        for l in &links {
+        for l in &mut links {
+            l.queue = QueueSize::new(sending.write_ahead, sending.unsent, sending.queue_budget);
             crossmpi_tcp::limit_unsent(&l.sock, sending.unsent).map_err(|e| e.to_string())?;
             sending
                 .congestion
@@ -199,7 +228,6 @@ impl ImpiRoute {
         }
         let n = link_of.len();
         Ok(ImpiRoute {
-            write_ahead: sending.write_ahead,
             links,
             relay_of,
             link_of,
@@ -457,6 +485,7 @@ impl ImpiRoute {
         let Some(l) = self.link_of[to as usize] else {
             return;
         };
+        self.links[l].resize_queues();
         // Built up to the write-ahead and written, again while the socket takes all of it:
         // the write-ahead bounds what a reply queued later waits behind in this process,
         // not what one poll may send (256 KiB per poll left the lab's link idle whenever
@@ -477,7 +506,7 @@ impl ImpiRoute {
     /// the write-ahead is reached (then true: more may follow) or nothing more can go now.
     fn build_packets(&mut self, st: &mut State, to: u32, l: usize) -> bool {
         let w = to as usize;
-        while self.links[l].pending() < self.write_ahead {
+        while self.links[l].pending() < self.links[l].queue.write_ahead {
             // A reply to the peer's own messages goes before our queued frames to it
             // (even between the packets of a long message's data): the peer's data, or
             // its synchronous send, waits for it. IMPI orders the packets of each

@@ -170,6 +170,13 @@ impl JoinConfig {
             sending: super::Sending {
                 write_ahead: num("CROSSMPI_IMPI_WRITE_AHEAD", sending.write_ahead as u32)? as usize,
                 unsent: num("CROSSMPI_IMPI_UNSENT", sending.unsent)?,
+                queue_budget: Duration::from_micros(
+                    num(
+                        "CROSSMPI_IMPI_QUEUE_US",
+                        sending.queue_budget.as_micros() as u32,
+                    )?
+                    .into(),
+                ),
                 congestion: crossmpi_tcp::Congestion::from_var(
                     crossmpi_tcp::IMPI_CONGESTION_VAR,
                     std::env::var(crossmpi_tcp::IMPI_CONGESTION_VAR)
