@@ -142,7 +142,6 @@ impl HostLink {
             .map_err(|e| connection_failure("send", &e))
     }
 
-    /// True when it still has to write, or to exchange FINI.
     /// Resizes what it queues ahead of a reply from its rate, when a measurement is due.
     fn resize_queues(&mut self) {
         let now = Instant::now();
@@ -161,6 +160,7 @@ impl HostLink {
         }
     }
 
+    /// True when it still has to write, or to exchange FINI.
     fn busy(&self) -> bool {
         !self.dead && (!self.sent_fini || !self.got_fini || !self.out.is_empty())
     }

@@ -170,13 +170,15 @@ impl JoinConfig {
             sending: super::Sending {
                 write_ahead: num("CROSSMPI_IMPI_WRITE_AHEAD", sending.write_ahead as u32)? as usize,
                 unsent: num("CROSSMPI_IMPI_UNSENT", sending.unsent)?,
-                queue_budget: Duration::from_micros(
-                    num(
-                        "CROSSMPI_IMPI_QUEUE_US",
-                        sending.queue_budget.as_micros() as u32,
-                    )?
-                    .into(),
-                ),
+                queue_budget: match std::env::var("CROSSMPI_IMPI_QUEUE_US") {
+                    Err(_) => sending.queue_budget,
+                    // 0 is allowed here: the minimums, never measured.
+                    Ok(v) => Duration::from_micros(v.trim().parse().map_err(|_| {
+                        format!(
+                            "CROSSMPI_IMPI_QUEUE_US={v:?} is not a whole number of microseconds"
+                        )
+                    })?),
+                },
                 congestion: crossmpi_tcp::Congestion::from_var(
                     crossmpi_tcp::IMPI_CONGESTION_VAR,
                     std::env::var(crossmpi_tcp::IMPI_CONGESTION_VAR)
