@@ -18,7 +18,6 @@
 
 use std::io;
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 
 /// The kernel's limit on an algorithm's name, its terminating zero included
 /// (`TCP_CA_NAME_MAX`).
@@ -126,20 +125,7 @@ impl Congestion {
 }
 
 fn set_algorithm(sock: &TcpStream, name: &AlgorithmName) -> io::Result<()> {
-    // SAFETY: a valid socket descriptor, and a pointer to `len` initialised bytes.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.bytes.as_ptr().cast(),
-            name.len as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::sockopt::set(sock, libc::TCP_CONGESTION, &name.bytes[..name.len as usize])
 }
 
 #[cfg(test)]
@@ -149,19 +135,8 @@ mod tests {
 
     fn algorithm_of(sock: &TcpStream) -> String {
         let mut buf = [0u8; NAME_MAX];
-        let mut len = NAME_MAX as libc::socklen_t;
-        // SAFETY: a valid socket descriptor, and a buffer of the length passed.
-        let rc = unsafe {
-            libc::getsockopt(
-                sock.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_CONGESTION,
-                buf.as_mut_ptr().cast(),
-                &mut len,
-            )
-        };
-        assert_eq!(rc, 0, "{}", io::Error::last_os_error());
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(len as usize);
+        let len = crate::sockopt::get(sock, libc::TCP_CONGESTION, &mut buf).unwrap();
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(len);
         String::from_utf8_lossy(&buf[..end]).into_owned()
     }
 

@@ -15,6 +15,7 @@
 
 mod congestion;
 mod conn;
+mod sockopt;
 mod unsent;
 pub mod wire;
 

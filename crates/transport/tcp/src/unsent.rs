@@ -1,8 +1,8 @@
 //! A bound on what the kernel holds unsent on a socket, and what the peer acknowledged.
 
+use crate::sockopt;
 use std::io;
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 
 /// Makes the kernel take no more than about `bytes` not yet sent on `sock`
 /// (`TCP_NOTSENT_LOWAT`): writes stop and the socket stops reporting itself writable
@@ -11,20 +11,7 @@ use std::os::fd::AsRawFd;
 /// handed to the kernel. The bytes in flight (the congestion window) are not limited.
 pub fn limit_unsent(sock: &TcpStream, bytes: u32) -> io::Result<()> {
     let value = bytes as libc::c_int;
-    // SAFETY: a valid socket descriptor, and a pointer to an int of the size passed.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NOTSENT_LOWAT,
-            (&value as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    sockopt::set(sock, libc::TCP_NOTSENT_LOWAT, &value.to_ne_bytes())
 }
 
 /// Where `tcpi_bytes_acked` lies in Linux's `struct tcp_info` (8 one-byte fields, 24
@@ -35,28 +22,16 @@ const BYTES_ACKED_AT: usize = 120;
 /// counts the handshake's SYN too): its growth over time is the rate the connection
 /// really delivers.
 pub fn bytes_acked(sock: &TcpStream) -> io::Result<u64> {
-    let mut info = [0u64; 32];
-    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
-    // SAFETY: a valid socket descriptor, and a buffer of the length passed, which the
-    // kernel fills with at most that many bytes of its `struct tcp_info`.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            info.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if (len as usize) < BYTES_ACKED_AT + 8 {
-        return Err(io::Error::other(format!(
-            "TCP_INFO: the kernel's tcp_info has {len} bytes, without tcpi_bytes_acked"
-        )));
-    }
-    Ok(info[BYTES_ACKED_AT / 8])
+    let mut info = [0u8; 256];
+    let len = sockopt::get(sock, libc::TCP_INFO, &mut info)?;
+    let field = info[..len]
+        .get(BYTES_ACKED_AT..BYTES_ACKED_AT + 8)
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "TCP_INFO: the kernel's tcp_info has {len} bytes, without tcpi_bytes_acked"
+            ))
+        })?;
+    Ok(u64::from_ne_bytes(field.try_into().expect("8 bytes")))
 }
 
 #[cfg(test)]
@@ -69,19 +44,9 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         limit_unsent(&s, 128 << 10).unwrap();
-        let mut value: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: a valid socket descriptor, and an int and its length to fill.
-        let rc = unsafe {
-            libc::getsockopt(
-                s.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_NOTSENT_LOWAT,
-                (&mut value as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        assert_eq!((rc, value), (0, 128 << 10));
+        let mut value = [0u8; 4];
+        let len = sockopt::get(&s, libc::TCP_NOTSENT_LOWAT, &mut value).unwrap();
+        assert_eq!((len, libc::c_int::from_ne_bytes(value)), (4, 128 << 10));
     }
 
     #[test]
