@@ -1,10 +1,14 @@
 //! Groups and communicators.
 
 use crate::slab::Id;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub type CommId = Id;
+
+/// Every member's world rank and shared-memory index (see [`Comm::local_team`]).
+pub type LocalTeam = Box<[(u32, usize)]>;
 
 /// `MPI_UNDEFINED` (MPI-5.0 ABI value).
 pub const UNDEFINED: i32 = -32766;
@@ -61,6 +65,10 @@ pub struct Comm {
     pub topology: Option<Arc<crate::topo::Topology>>,
     /// Info hints set by `MPI_Comm_set_info` / `MPI_Comm_dup_with_info` (key, value).
     pub hints: BTreeMap<String, String>,
+    /// Every member's world rank and shared-memory index when all of them share this
+    /// process's node and site, else `None`: found by the first small collective's light
+    /// path (coll/light.rs) and kept, since neither routes nor sites change in a job.
+    pub local_team: OnceCell<Option<LocalTeam>>,
 }
 
 impl Comm {

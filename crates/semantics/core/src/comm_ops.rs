@@ -159,6 +159,7 @@ pub(crate) fn install(
             coll_seq: 0,
             topology: None,
             hints: BTreeMap::new(),
+            local_team: Default::default(),
         })))
     })
 }

@@ -365,6 +365,7 @@ impl Runtime {
             coll_seq: 0,
             topology: None,
             hints: BTreeMap::new(),
+            local_team: Default::default(),
         });
         let self_comm = comms.insert(Comm {
             context: 2,
@@ -379,6 +380,7 @@ impl Runtime {
             coll_seq: 0,
             topology: None,
             hints: BTreeMap::new(),
+            local_team: Default::default(),
         });
         let job = match (impi_job, pmi.as_ref()) {
             (Some(job), _) => job,
