@@ -1,8 +1,8 @@
 // ranks: 1 2 3 4 5 8
-/* Every blocking collective on MPI_COMM_WORLD, every root, with MPI_IN_PLACE where the
- * standard allows it, v-variants with irregular counts (some zero), alltoallw with a
- * datatype per peer, and non-contiguous (vector) buffers. Values depend on rank and
- * index so a block in the wrong place or from the wrong rank shows. */
+/* Every blocking collective on MPI_COMM_WORLD (the barrier's ordering too), every root,
+ * with MPI_IN_PLACE where the standard allows it, v-variants with irregular counts (some
+ * zero), alltoallw with a datatype per peer, and non-contiguous (vector) buffers. Values
+ * depend on rank and index so a block in the wrong place or from the wrong rank shows. */
 #include "common.h"
 
 static int val(int rank, int i) { return rank * 1000 + i; }
@@ -295,10 +295,32 @@ static void reduce_scatters(int n) {
   free(counts);
 }
 
+/* Nobody leaves a barrier before everyone has entered it: with each rank in turn
+ * entering late, every exit time is at or after every entry time (CLOCK_MONOTONIC is
+ * one clock for every process of the machine the tests run on). */
+static void barrier_order(int n) {
+  for (int late = 0; late < n; late++) {
+    struct timespec ts;
+    if (t_rank == late) t_sleep_ms(2);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double times[2] = {ts.tv_sec + ts.tv_nsec * 1e-9, 0};
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    times[1] = ts.tv_sec + ts.tv_nsec * 1e-9;
+    double *all = t_alloc(2 * n * sizeof(double));
+    MPI_OK(MPI_Allgather(times, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, MPI_COMM_WORLD));
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++)
+        CHECK(all[2 * i + 1] >= all[2 * j], "rank %d left the barrier before rank %d entered (late rank %d)", i, j, late);
+    free(all);
+  }
+}
+
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "coll_basic");
   int n = t_size;
   MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+  barrier_order(n);
   bcast_all_roots(n);
   gather_scatter(n);
   allgathers(n);
