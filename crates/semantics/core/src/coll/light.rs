@@ -229,8 +229,8 @@ struct Plan<O, I> {
 
 /// Runs one light-path call when it applies (else `Ok(false)`, and nothing happened).
 /// `n_ok` accepts the member count; `finish` runs once every message has arrived and
-/// gone, with this member's index, the member count and the slots ([`slot`]). All of it
-/// takes the runtime lock once; the scratch memory is kept for the next call.
+/// gone, with this member's index, the member count and the slots ([`slot`]); the
+/// scratch memory is kept for the next call.
 fn run<O, I>(
     function: &str,
     comm: impl Which,
@@ -245,29 +245,17 @@ where
     I: Fn(usize) -> Into,
 {
     let len = bytes as usize;
-    let mut comm = Some(comm);
-    let mut n_ok = Some(n_ok);
     let mut finish = Some(finish);
-    let mut call: Option<Call> = None;
+    let mut started = false;
     let mut sending: [Option<ReqId>; MAX_MEMBERS] = [None; MAX_MEMBERS];
     let mut targets: [Option<UserBuf>; MAX_MEMBERS] = Default::default();
     let mut inbound = [Inbound::Done; MAX_MEMBERS];
-    // The members whose message has not arrived yet: a round polls only those.
+    // The members whose message has not arrived yet: a step polls only those.
     let mut pending = [0usize; MAX_MEMBERS];
     let mut npending = 0;
     let mut scratch = Vec::new();
-    // The receives poll the peers' rings every round; full progress (which the fallback
-    // request paths need) runs every 32 rounds, as for a blocking receive.
-    runtime::wait_for_polling(function, 32, |rt| {
-        if let Some(comm) = comm.take() {
-            let id = match comm(rt) {
-                Ok(id) => id,
-                Err(e) => return Some(Err(e)),
-            };
-            let opened = Call::open(rt, id, coll, bytes, n_ok.take().expect("once"));
-            let Some(c) = opened.as_ref() else {
-                return Some(Ok(false));
-            };
+    drive(function, comm, coll, bytes, n_ok, |rt, c| {
+        if !std::mem::replace(&mut started, true) {
             scratch = std::mem::take(&mut rt.colls.light_scratch);
             let need = slot(c.n, len).start + 15;
             if scratch.len() < need {
@@ -286,17 +274,13 @@ where
             for j in c.others() {
                 sending[j] = c.send(rt, j, &(plan.out)(c.me, j));
             }
-            call = opened;
         }
-        let c = call.as_ref()?;
         let sent = c.sends_done(rt, &mut sending);
         let mut k = 0;
         while k < npending {
             let j = pending[k];
             let buf = targets[j].as_ref().expect("a pending member has a target");
-            if let Err(e) = c.poll_recv(rt, function, j, buf, &mut inbound[j]) {
-                return Some(Err(e));
-            }
+            c.poll_recv(rt, function, j, buf, &mut inbound[j])?;
             if matches!(inbound[j], Inbound::Done) {
                 npending -= 1;
                 pending[k] = pending[npending];
@@ -305,13 +289,13 @@ where
             }
         }
         if npending > 0 || !sent {
-            return None;
+            return Ok(false);
         }
         let finish = finish.take().expect("finished once");
-        let done = finish(c.me, c.n, aligned(&mut scratch)).map(|_| true);
+        let done = finish(c.me, c.n, aligned(&mut scratch));
         rt.colls.light_scratch = std::mem::take(&mut scratch);
-        Some(done)
-    })?
+        done.map(|_| true)
+    })
 }
 
 /// A member's packed data: borrowed when dense, else packed into `scratch`.
