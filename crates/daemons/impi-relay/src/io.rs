@@ -601,6 +601,9 @@ impl Relay {
         // sleeping (yielding in between), so the next packet of an exchange finds the
         // relay awake.
         let mut active = Instant::now();
+        // The poll set, rebuilt every round into the same vectors (no allocation per round).
+        let mut fds = Vec::new();
+        let mut slots = Vec::new();
         loop {
             let startup_done = self.startup.as_ref().is_none_or(StartupRelay::is_finished);
             if startup_done && self.router.as_ref().is_some_and(Router::is_done) {
@@ -613,7 +616,7 @@ impl Relay {
                 }
             }
             let mut busy = false;
-            let (mut fds, slots) = self.poll_set(&mut busy);
+            self.poll_set(&mut busy, &mut fds, &mut slots);
             let spinning = active.elapsed() < self.opts.spin;
             let timeout = if busy || spinning { 0 } else { 1000 };
             // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd records
@@ -631,7 +634,7 @@ impl Relay {
             } else if spinning && !busy {
                 std::thread::yield_now();
             }
-            for (fd, slot) in fds.iter().zip(slots) {
+            for (fd, &slot) in fds.iter().zip(&slots) {
                 if fd.revents != 0 {
                     self.on_ready(slot, fd.revents)?;
                 }
@@ -652,10 +655,11 @@ impl Relay {
         }
     }
 
-    /// The poll set; `busy` is set when some connection has work without waiting.
-    fn poll_set(&mut self, busy: &mut bool) -> (Vec<libc::pollfd>, Vec<Slot>) {
-        let mut fds = Vec::new();
-        let mut slots = Vec::new();
+    /// The poll set, into `fds` and `slots`; `busy` is set when some connection has work
+    /// without waiting.
+    fn poll_set(&mut self, busy: &mut bool, fds: &mut Vec<libc::pollfd>, slots: &mut Vec<Slot>) {
+        fds.clear();
+        slots.clear();
         let mut add = |fd: i32, events: i16, slot: Slot| {
             fds.push(libc::pollfd {
                 fd,
@@ -711,7 +715,6 @@ impl Relay {
                 add(p.sock.as_raw_fd(), events, Slot::Peer(i));
             }
         }
-        (fds, slots)
     }
 
     fn on_ready(&mut self, slot: Slot, revents: i16) -> Result<(), String> {
