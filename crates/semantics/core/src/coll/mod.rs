@@ -421,6 +421,14 @@ pub fn rooted(
     })
 }
 
+/// Whether an allgather of `block` bytes per member among `members` (a power of two, on
+/// one node, crowded or not) takes recursive doubling rather than the ring (see
+/// [`select::Thresholds::allgather_small`] and `allgather_crowded_max`).
+fn doubling_pays(crowded: bool, members: usize, block: usize) -> bool {
+    let t = thresholds();
+    block <= t.allgather_small || (crowded && members >= 8 && block <= t.allgather_crowded_max)
+}
+
 /// The allgather algorithm of a call.
 enum Gathering {
     TwoLevel,
@@ -485,7 +493,7 @@ pub fn allgather(
             (Some("recursive_doubling"), Some(w)) if pow2 => Gathering::Doubling(w),
             (Some(_), _) => Gathering::Ring,
             (None, Some(_)) if spans_nodes(s) => Gathering::TwoLevel,
-            (None, Some(w)) if pow2 && block <= thresholds().allgather_small => {
+            (None, Some(w)) if pow2 && doubling_pays(s.node_crowded, t.size(), block) => {
                 Gathering::Doubling(w)
             }
             (None, _) => Gathering::Ring,
@@ -798,7 +806,26 @@ pub fn neighbor_counts(function: &str, comm: CommId) -> MpiResult<(usize, usize)
 
 #[cfg(test)]
 mod tests {
-    use super::{repeats, several};
+    use super::{doubling_pays, repeats, several};
+
+    #[test]
+    fn allgather_doubles_small_blocks_and_moderate_ones_on_a_crowded_node_of_8() {
+        assert!(doubling_pays(false, 4, 4096), "small blocks, any node");
+        assert!(
+            !doubling_pays(false, 8, 65536),
+            "a processor per rank: the ring"
+        );
+        assert!(
+            doubling_pays(true, 8, 65536),
+            "8 ranks taking turns: fewer rounds"
+        );
+        assert!(doubling_pays(true, 16, 256 * 1024));
+        assert!(
+            !doubling_pays(true, 4, 65536),
+            "4 crowded ranks: the ring measured faster"
+        );
+        assert!(!doubling_pays(true, 8, 1 << 20), "past the crowded maximum");
+    }
 
     #[test]
     fn several_tells_one_value_from_more() {

@@ -62,6 +62,15 @@ pub struct Thresholds {
     /// `CROSSMPI_COLL_ALLGATHER_SMALL` (default 4 KiB per block): up to here a
     /// power-of-two member count uses recursive doubling (log2 n rounds, not n-1).
     pub allgather_small: usize,
+    /// `CROSSMPI_COLL_ALLGATHER_CROWDED_MAX` (default 256 KiB per block): on a node with
+    /// more ranks than processors, a power-of-two team of 8 or more members of that node
+    /// uses recursive doubling up to here too. Every round needs every member to run,
+    /// and a crowded node runs them in turns, so the ring's n-1 rounds cost more than
+    /// doubling's log2 n. 8 ranks on 2 cores, medians of 7 (us), ring / doubling / Open
+    /// MPI: 16 KiB 142 / 96 / 101, 64 KiB 384 / 320 / 313, 256 KiB 1170 / 1097 / 1006;
+    /// 1 MiB 3822 / 3957 (5 runs). With 4 ranks the ring was as fast or faster (64 KiB
+    /// 69 / 73, 1 MiB 800 / 1054), so smaller teams keep it.
+    pub allgather_crowded_max: usize,
 }
 
 /// Reports a tunable that does not parse (once, on standard error); the default holds.
@@ -90,6 +99,7 @@ pub fn thresholds() -> &'static Thresholds {
         allreduce_large: env_bytes("CROSSMPI_COLL_ALLREDUCE_LARGE", 64 * 1024),
         alltoall_large: env_bytes("CROSSMPI_COLL_ALLTOALL_LARGE", 32 * 1024),
         allgather_small: env_bytes("CROSSMPI_COLL_ALLGATHER_SMALL", 4096),
+        allgather_crowded_max: env_bytes("CROSSMPI_COLL_ALLGATHER_CROWDED_MAX", 256 * 1024),
     })
 }
 
