@@ -246,7 +246,6 @@ where
 {
     let len = bytes as usize;
     let mut finish = Some(finish);
-    let mut started = false;
     let mut sending: [Option<ReqId>; MAX_MEMBERS] = [None; MAX_MEMBERS];
     let mut targets: [Option<UserBuf>; MAX_MEMBERS] = Default::default();
     let mut inbound = [Inbound::Done; MAX_MEMBERS];
@@ -254,8 +253,8 @@ where
     let mut pending = [0usize; MAX_MEMBERS];
     let mut npending = 0;
     let mut scratch = Vec::new();
-    drive(function, comm, coll, bytes, n_ok, |rt, c| {
-        if !std::mem::replace(&mut started, true) {
+    drive(function, comm, coll, bytes, n_ok, |rt, c, first| {
+        if first {
             scratch = std::mem::take(&mut rt.colls.light_scratch);
             let need = slot(c.n, len).start + 15;
             if scratch.len() < need {
@@ -354,17 +353,16 @@ pub fn barrier(function: &str, comm: impl Which) -> MpiResult<bool> {
     let empty = userbuf::bytes(0, 0);
     let mut sending: [Option<ReqId>; MAX_MEMBERS] = [None; MAX_MEMBERS];
     let mut inbound = Inbound::Direct { searched: None };
-    // The distance of the current round; 0 before the first.
-    let mut distance = 0;
+    // The distance of the current round.
+    let mut distance = 1;
     drive(
         function,
         comm,
         "BARRIER",
         0,
         |_| true,
-        |rt, c| {
-            if distance == 0 {
-                distance = 1;
+        |rt, c, first| {
+            if first {
                 let to = (c.me + 1) % c.n;
                 sending[to] = c.send(rt, to, &empty);
             }
@@ -397,46 +395,53 @@ pub fn bcast(function: &str, comm: impl Which, buf: &UserBuf, root: i32) -> MpiR
     let in_range = |n: usize| (0..n as i32).contains(&root);
     let mut sending: [Option<ReqId>; MAX_MEMBERS] = [None; MAX_MEMBERS];
     let mut inbound = Inbound::Direct { searched: None };
-    let mut started = false;
-    drive(function, comm, "BCAST", buf.bytes(), in_range, |rt, c| {
-        if c.me != root_index {
-            c.poll_recv(rt, function, root_index, buf, &mut inbound)?;
-            return Ok(matches!(inbound, Inbound::Done));
-        }
-        if !std::mem::replace(&mut started, true) {
-            for j in c.others() {
-                sending[j] = c.send(rt, j, buf);
+    drive(
+        function,
+        comm,
+        "BCAST",
+        buf.bytes(),
+        in_range,
+        |rt, c, first| {
+            if c.me != root_index {
+                c.poll_recv(rt, function, root_index, buf, &mut inbound)?;
+                return Ok(matches!(inbound, Inbound::Done));
             }
-        }
-        Ok(c.sends_done(rt, &mut sending))
-    })
+            if first {
+                for j in c.others() {
+                    sending[j] = c.send(rt, j, buf);
+                }
+            }
+            Ok(c.sends_done(rt, &mut sending))
+        },
+    )
 }
 
-/// Runs a light-path call made of steps, each returning whether the call is done: opens
-/// the call (else `Ok(false)`, and nothing happened) and takes the first step under the
-/// same lock, without the wait's set-up (a root's writes mostly go at once, and a
-/// member's message is often there already); then steps once per poll until done.
+/// Runs a light-path call made of steps, each told whether it is the first (which starts
+/// the call's sends) and returning whether the call is done: opens the call (else
+/// `Ok(false)`, and nothing happened) and takes the first step under the same lock,
+/// without the wait's set-up (a root's writes mostly go at once, and a member's message
+/// is often there already); then steps once per poll until done.
 fn drive(
     function: &str,
     comm: impl Which,
     coll: &str,
     bytes: u64,
     n_ok: impl FnOnce(usize) -> bool,
-    mut step: impl FnMut(&mut Runtime, &Call) -> MpiResult<bool>,
+    mut step: impl FnMut(&mut Runtime, &Call, bool) -> MpiResult<bool>,
 ) -> MpiResult<bool> {
     let first = runtime::with(function, |rt| {
         let id = comm(rt)?;
         let Some(c) = Call::open(rt, id, coll, bytes, n_ok) else {
             return Ok(None);
         };
-        let done = step(rt, &c)?;
+        let done = step(rt, &c, true)?;
         Ok(Some((c, done)))
     })?;
     let Some((c, done)) = first else {
         return Ok(false);
     };
     if !done {
-        runtime::wait_for_polling(function, 32, |rt| match step(rt, &c) {
+        runtime::wait_for_polling(function, 32, |rt| match step(rt, &c, false) {
             Ok(false) => None,
             r => Some(r),
         })??;
