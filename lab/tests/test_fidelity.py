@@ -25,15 +25,26 @@ def rtt_bound(delay_ms):
     return expected, 0.05 * expected + 0.2
 
 
-def link_goodput_mbit(lab, mbit, tries=3):
-    """The best of up to `tries` goodput runs a1 -> b1, stopping at the first within 5 %
-    of `mbit`. Other processes on this 2-core machine can only take throughput away
-    from the iperf3 pair (never add to it), so the best run is the one that says what
-    the emulated link carries; a link shaped too fast fails every run alike."""
+# What TCP delivers through a link shaped to `mbit`: the shaper counts whole Ethernet
+# frames (1514 bytes at MTU 1500) and iperf3 counts payload (1448 bytes, after 52 of IP
+# and TCP headers with timestamps), so a perfectly shaped link shows 95.6 % of its rate.
+TCP_PAYLOAD_SHARE = 1448 / 1514
+
+
+def near_shaped_rate(got, mbit):
+    """Within 5 % of the goodput a link shaped to `mbit` carries."""
+    return abs(got - mbit * TCP_PAYLOAD_SHARE) <= 0.05 * mbit * TCP_PAYLOAD_SHARE
+
+
+def best_goodput(measure, mbit, tries=3):
+    """The best of up to `tries` goodput measurements, stopping at the first near the
+    rate `mbit` shapes to. Other processes on this 2-core machine can only take
+    throughput away from the iperf3 pairs (never add to it), so the best run is the one
+    that says what the emulated links carry; a link shaped too fast fails every run alike."""
     best = 0.0
     for _ in range(tries):
-        best = max(best, goodput_mbit(lab, "a1", "b1"))
-        if abs(best - mbit) <= 0.05 * mbit:
+        best = max(best, measure())
+        if near_shaped_rate(best, mbit):
             break
     return best
 
@@ -41,18 +52,18 @@ def link_goodput_mbit(lab, mbit, tries=3):
 @pytest.mark.parametrize("mbit", [10, 100, 1000])
 def test_goodput_through_shaped_wan(mbit):
     with lab_from(two_clusters(mbit=mbit, delay_ms=2)) as lab:
-        got = link_goodput_mbit(lab, mbit)
+        got = best_goodput(lambda: goodput_mbit(lab, "a1", "b1"), mbit)
         record(f"goodput  WAN {mbit:>5} Mbit/s, 2 ms one-way: {got:8.1f} Mbit/s ({100 * got / mbit:5.1f} %)")
-        assert abs(got - mbit) <= 0.05 * mbit, f"{got:.1f} Mbit/s through a {mbit} Mbit/s link"
+        assert near_shaped_rate(got, mbit), f"{got:.1f} Mbit/s through a {mbit} Mbit/s link"
 
 
 def test_goodput_through_shaped_frontend_nic():
     table = two_clusters()
     table["cluster"][0]["frontend_mbit"] = 200
     with lab_from(table) as lab:
-        got = link_goodput_mbit(lab, 200)
+        got = best_goodput(lambda: goodput_mbit(lab, "a1", "b1"), 200)
         record(f"goodput  front-end NIC 200 Mbit/s (veth+TBF):   {got:8.1f} Mbit/s ({got / 2:5.1f} %)")
-        assert abs(got - 200) <= 0.05 * 200
+        assert near_shaped_rate(got, 200), f"{got:.1f} Mbit/s through a 200 Mbit/s NIC"
 
 
 @pytest.mark.parametrize("delay_ms", [0, 1, 10, 50])
@@ -108,9 +119,10 @@ def test_wan_wider_than_one_frontend_nic():
         return sum(rates.values())
 
     with example("grid-pc.toml") as lab:
-        one_fe = together(lab, [("a1", "b-fe1"), ("a3", "b-fe2")])
-        two_fe = together(lab, [("a1", "b-fe1"), ("a2", "b-fe2"), ("a3", "b-fe1"), ("a4", "b-fe2")])
+        one_fe = best_goodput(lambda: together(lab, [("a1", "b-fe1"), ("a3", "b-fe2")]), 200)
+        two_fe = best_goodput(lambda: together(lab, [("a1", "b-fe1"), ("a2", "b-fe2"), ("a3", "b-fe1"),
+                                                     ("a4", "b-fe2")]), 300)
     record(f"trunk    grid-pc: 2 hosts via 1 front-end {one_fe:6.1f} Mbit/s (NIC 200), "
            f"4 hosts via 2 front-ends {two_fe:6.1f} Mbit/s (WAN 300)")
-    assert abs(one_fe - 200) <= 0.05 * 200
-    assert abs(two_fe - 300) <= 0.05 * 300
+    assert near_shaped_rate(one_fe, 200), f"{one_fe:.1f} Mbit/s through one 200 Mbit/s front-end"
+    assert near_shaped_rate(two_fe, 300), f"{two_fe:.1f} Mbit/s through two front-ends to a 300 Mbit/s WAN"
