@@ -51,10 +51,26 @@ static void p2p_arguments(void) {
          "MPI_Sendrecv", "tag", "-3");
   EXPECT(MPI_Sendrecv(buf, 1, MPI_INT, right, 11, buf + 1, -1, MPI_INT, left, 0, MPI_COMM_WORLD, &st), MPI_ERR_COUNT,
          "MPI_Sendrecv", "count", "-1");
+  /* with MPI_PROC_NULL on a side and a built type (not the light path), the null side's
+   * arguments are checked too, and an invalid receive half sends nothing */
+  MPI_Datatype pair;
+  MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &pair));
+  MPI_OK(MPI_Type_commit(&pair));
+  EXPECT(MPI_Sendrecv(buf, 1, pair, MPI_PROC_NULL, -5, buf + 1, 1, pair, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st),
+         MPI_ERR_TAG, "MPI_Sendrecv", "tag", "-5");
+  EXPECT(MPI_Sendrecv(buf, 1, pair, MPI_PROC_NULL, 0, buf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st),
+         MPI_ERR_TYPE, "MPI_Sendrecv", "datatype", "MPI_DATATYPE_NULL|0x0");
+  EXPECT(MPI_Sendrecv(buf, 1, pair, right, 12, buf + 1, 1, pair, MPI_PROC_NULL, -3, MPI_COMM_WORLD, &st),
+         MPI_ERR_TAG, "MPI_Sendrecv", "tag", "-3");
+  EXPECT(MPI_Sendrecv(buf, 1, pair, right, 12, buf + 1, -2, pair, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st),
+         MPI_ERR_COUNT, "MPI_Sendrecv", "count", "-2");
+  MPI_OK(MPI_Type_free(&pair));
   MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
   if (!t_peer()) {
     MPI_OK(MPI_Iprobe(left, 11, MPI_COMM_WORLD, &flag, &st));
     CHECK(!flag, "MPI_Sendrecv with an invalid receive half sent its message");
+    MPI_OK(MPI_Iprobe(left, 12, MPI_COMM_WORLD, &flag, &st));
+    CHECK(!flag, "MPI_Sendrecv with an invalid receive half from MPI_PROC_NULL sent its message");
   }
   EXPECT(MPI_Probe(BAD_RANK, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK, "MPI_Probe", "source", "7");
   EXPECT(MPI_Get_count(&st, MPI_DATATYPE_NULL, &flag), MPI_ERR_TYPE, "MPI_Get_count", "datatype",

@@ -34,6 +34,27 @@ static void proc_null(void) {
   MPI_OK(MPI_Sendrecv(&out, 1, MPI_INT, MPI_PROC_NULL, 2, &in, 1, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &st));
   check_proc_null_status(&st, "MPI_Sendrecv from MPI_PROC_NULL");
   CHECK(in == -1, "MPI_Sendrecv from MPI_PROC_NULL wrote %d", in);
+  /* the same with a built type, and a non-periodic shift of strided data, in which the
+   * end ranks have MPI_PROC_NULL on one side (as a halo exchange at a domain's faces) */
+  MPI_Datatype every_other;
+  MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &every_other));
+  MPI_OK(MPI_Type_commit(&every_other));
+  int w[4] = {100 * t_rank, 1, 100 * t_rank + 2, 3}, r[4] = {-1, -1, -1, -1};
+  MPI_OK(MPI_Sendrecv(w, 1, every_other, MPI_PROC_NULL, 3, r, 1, every_other, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
+  check_proc_null_status(&st, "MPI_Sendrecv of a vector from MPI_PROC_NULL");
+  CHECK(r[0] == -1 && r[2] == -1, "MPI_Sendrecv of a vector from MPI_PROC_NULL wrote %d %d", r[0], r[2]);
+  int right = t_rank + 1 < t_size ? t_rank + 1 : MPI_PROC_NULL, left = t_rank > 0 ? t_rank - 1 : MPI_PROC_NULL;
+  MPI_OK(MPI_Sendrecv(w, 1, every_other, right, 4, r, 1, every_other, left, 4, MPI_COMM_WORLD, &st));
+  if (left == MPI_PROC_NULL) {
+    check_proc_null_status(&st, "shift of a vector, first rank");
+    CHECK(r[0] == -1 && r[2] == -1, "shift of a vector: the first rank received %d %d", r[0], r[2]);
+  } else {
+    CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 4 && t_count(&st, MPI_INT) == 2,
+          "shift of a vector: status source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, t_count(&st, MPI_INT));
+    CHECK(r[0] == 100 * left && r[2] == 100 * left + 2 && r[1] == -1 && r[3] == -1,
+          "shift of a vector: received %d %d %d %d from rank %d", r[0], r[1], r[2], r[3], left);
+  }
+  MPI_OK(MPI_Type_free(&every_other));
 }
 
 int main(int argc, char **argv) {

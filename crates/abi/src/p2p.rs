@@ -12,7 +12,7 @@ use crossmpi_core::datatype::Basic;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::matching::Unexpected;
 use crossmpi_core::p2p;
-use crossmpi_core::request::{Persistent, ReqId, SendMode, Status};
+use crossmpi_core::request::{Persistent, ReqId, SendMode, Status, PROC_NULL};
 use crossmpi_core::runtime::{self, Runtime};
 use crossmpi_core::slab::Slab;
 use crossmpi_core::userbuf::{self, UserBuf};
@@ -51,16 +51,31 @@ pub fn buffer(function: &str, buf: *const c_void, n: i64, datatype: usize) -> Mp
     let n = count(function, "count", n)?;
     let t = types::committed(function, "datatype", datatype)?;
     let b = UserBuf::new(buf as usize, n, t);
-    if buf.is_null() && b.bytes() > 0 && b.first_address() < 4096 {
+    not_null(function, buf, b.bytes(), b.first_address())?;
+    Ok(b)
+}
+
+/// Checks a buffer argument as [`buffer`] does, for a call that moves no data (a peer
+/// is `MPI_PROC_NULL`): without building it, which costs a reference to a built type.
+pub fn check_buffer(function: &str, buf: *const c_void, n: i64, datatype: usize) -> MpiResult<()> {
+    let n = count(function, "count", n)?;
+    types::with_committed(function, "datatype", datatype, |t| {
+        let (lo, _) = userbuf::data_span(n, t);
+        not_null(function, buf, t.size() * n, (buf as i64 + lo) as usize)
+    })
+}
+
+fn not_null(function: &str, buf: *const c_void, bytes: u64, first_address: usize) -> MpiResult<()> {
+    if buf.is_null() && bytes > 0 && first_address < 4096 {
         return Err(MpiError::arg(
             ErrorClass::Buffer,
             function,
             "buf",
             "NULL",
-            format!("{} bytes of data need a buffer", b.bytes()),
+            format!("{bytes} bytes of data need a buffer"),
         ));
     }
-    Ok(b)
+    Ok(())
 }
 
 /// The request a handle names.
@@ -136,25 +151,38 @@ pub(crate) fn send(
     mode: SendMode,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        if matches!(mode, SendMode::Standard | SendMode::Ready) {
-            if let Some(len) = dense_len(buf, n, datatype) {
-                if with_comm(function, comm, |rt, id| {
-                    rt.send_dense(function, id, buf as usize, len, dest, tag)
-                })? {
-                    return Ok(());
-                }
+        send_blocking(function, buf, n, datatype, dest, tag, comm, mode)
+    })
+}
+
+/// A blocking send (the body of `MPI_Send` and its modes).
+#[allow(clippy::too_many_arguments)]
+fn send_blocking(
+    function: &str,
+    buf: *const c_void,
+    n: i64,
+    datatype: usize,
+    dest: c_int,
+    tag: c_int,
+    comm: usize,
+    mode: SendMode,
+) -> MpiResult<()> {
+    if matches!(mode, SendMode::Standard | SendMode::Ready) {
+        if let Some(len) = dense_len(buf, n, datatype) {
+            if with_comm(function, comm, |rt, id| {
+                rt.send_dense(function, id, buf as usize, len, dest, tag)
+            })? {
+                return Ok(());
             }
         }
-        let b = buffer(function, buf, n, datatype)?;
-        match with_comm(function, comm, |rt, id| {
-            crate::mpi4_buffers::for_send(rt, id, mode, |rt| {
-                rt.send(function, id, b, dest, tag, mode)
-            })
-        })? {
-            Some(req) => p2p::wait(function, req).map(|_| ()),
-            None => Ok(()),
-        }
-    })
+    }
+    let b = buffer(function, buf, n, datatype)?;
+    match with_comm(function, comm, |rt, id| {
+        crate::mpi4_buffers::for_send(rt, id, mode, |rt| rt.send(function, id, b, dest, tag, mode))
+    })? {
+        Some(req) => p2p::wait(function, req).map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn isend(
@@ -202,12 +230,27 @@ pub(crate) fn recv(
     status: *mut MpiStatus,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        let b = buffer(function, buf, n, datatype)?;
-        let capacity = b.bytes();
-        let s = p2p::recv(function, |rt| resolve(rt, function, comm), b, source, tag)?;
-        store_status(status, &s);
-        status_error(function, &s, capacity)
+        recv_blocking(function, buf, n, datatype, source, tag, comm, status)
     })
+}
+
+/// A blocking receive (the body of `MPI_Recv`).
+#[allow(clippy::too_many_arguments)]
+fn recv_blocking(
+    function: &str,
+    buf: *mut c_void,
+    n: i64,
+    datatype: usize,
+    source: c_int,
+    tag: c_int,
+    comm: usize,
+    status: *mut MpiStatus,
+) -> MpiResult<()> {
+    let b = buffer(function, buf, n, datatype)?;
+    let capacity = b.bytes();
+    let s = p2p::recv(function, |rt| resolve(rt, function, comm), b, source, tag)?;
+    store_status(status, &s);
+    status_error(function, &s, capacity)
 }
 
 pub(crate) fn persistent(
@@ -1022,6 +1065,38 @@ pub(crate) fn sendrecv(
                 store_status(status, &st);
                 return status_error(f, &st, capacity);
             }
+        }
+        // With MPI_PROC_NULL on a side there is no order to keep between the halves
+        // (posting the receive first is what keeps two exchanging ranks from
+        // deadlocking): the null side's arguments are checked, and the other side runs
+        // as its blocking call. No requests and no reference to a built type, on a path
+        // the halo exchanges at a domain's faces take many times.
+        if dest == PROC_NULL || source == PROC_NULL {
+            if dest == PROC_NULL {
+                check_buffer(f, sendbuf, sendcount, sendtype)?;
+                p2p::check_tag(f, sendtag, false)?;
+            }
+            if source == PROC_NULL {
+                check_buffer(f, recvbuf, recvcount, recvtype)?;
+                p2p::check_tag(f, recvtag, true)?;
+                store_status(status, &Status::proc_null());
+            }
+            return match (dest == PROC_NULL, source == PROC_NULL) {
+                (false, _) => send_blocking(
+                    f,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    dest,
+                    sendtag,
+                    comm,
+                    SendMode::Standard,
+                ),
+                (true, false) => recv_blocking(
+                    f, recvbuf, recvcount, recvtype, source, recvtag, comm, status,
+                ),
+                (true, true) => with_comm(f, comm, |_, _| Ok(())),
+            };
         }
         let (r, capacity) = start_recv(f, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let send = start_send(

@@ -94,22 +94,33 @@ pub fn lookup(function: &str, arg: &str, h: usize) -> MpiResult<Datatype> {
 
 /// A datatype usable for communication: committed.
 pub fn committed(function: &str, arg: &str, h: usize) -> MpiResult<Datatype> {
-    let t = lookup(function, arg, h)?;
-    if let Some(slot) = handle::decode(Kind::Datatype, h) {
-        if !user_types()
-            .by_index(slot)
-            .map(|(_, t)| t.committed)
-            .unwrap_or(false)
-        {
-            return Err(bad(
-                function,
-                arg,
-                h,
-                "not committed (call MPI_Type_commit first)",
-            ));
-        }
+    with_committed(function, arg, h, |t| Ok(t.clone()))
+}
+
+/// Runs `f` on a committed datatype without taking a reference to it: one look into
+/// the table, which is on every communication call's path with a built type.
+pub fn with_committed<R>(
+    function: &str,
+    arg: &str,
+    h: usize,
+    f: impl FnOnce(&Datatype) -> MpiResult<R>,
+) -> MpiResult<R> {
+    if let Some(t) = predefined_type(h) {
+        return f(t);
     }
-    Ok(t)
+    let Some(slot) = handle::decode(Kind::Datatype, h) else {
+        return lookup(function, arg, h).and_then(|t| f(&t));
+    };
+    match user_types().by_index(slot) {
+        Some((_, t)) if t.committed => f(&t.dtype),
+        Some(_) => Err(bad(
+            function,
+            arg,
+            h,
+            "not committed (call MPI_Type_commit first)",
+        )),
+        None => Err(bad(function, arg, h, "freed or never created")),
+    }
 }
 
 pub fn is_predefined(h: usize) -> bool {

@@ -16,7 +16,8 @@ use crate::userbuf::UserBuf;
 /// Largest tag (`MPI_TAG_UB`); at least the 32767 the standard and IMPI require.
 pub const TAG_UB: i32 = i32::MAX;
 
-fn check_tag(function: &str, tag: i32, wildcard_ok: bool) -> MpiResult<()> {
+/// Checks a tag argument (`wildcard_ok`: a receive, which may name `MPI_ANY_TAG`).
+pub fn check_tag(function: &str, tag: i32, wildcard_ok: bool) -> MpiResult<()> {
     if (0..=TAG_UB).contains(&tag) || (wildcard_ok && tag == ANY_TAG) {
         Ok(())
     } else {

@@ -40,13 +40,19 @@ pub struct UserBuf {
     hi: i64,
 }
 
+/// The byte range, relative to the buffer's address, that `count` elements of `dtype`
+/// occupy: (lowest, one past the highest); (0, 0) for no data.
+pub fn data_span(count: u64, dtype: &Datatype) -> (i64, i64) {
+    if count == 0 || dtype.size() == 0 {
+        (0, 0)
+    } else {
+        dtype.span(count)
+    }
+}
+
 impl UserBuf {
     pub fn new(addr: usize, count: u64, dtype: Datatype) -> UserBuf {
-        let (lo, hi) = if count == 0 || dtype.size() == 0 {
-            (0, 0)
-        } else {
-            dtype.span(count)
-        };
+        let (lo, hi) = data_span(count, &dtype);
         UserBuf {
             addr,
             count,
