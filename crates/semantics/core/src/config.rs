@@ -122,7 +122,10 @@ impl Config {
         Config {
             transport,
             shm_cells: env("CROSSMPI_SHM_CELLS", 16),
-            shm_cell_bytes: env("CROSSMPI_SHM_CELL_BYTES", 32 * 1024),
+            // 32 KiB of payload and room for the 56 bytes of cell, frame and message
+            // headers (64: cells are multiples of 64 bytes), so that a 32 KiB message,
+            // a size programs use often, goes eagerly in one cell.
+            shm_cell_bytes: env("CROSSMPI_SHM_CELL_BYTES", 32 * 1024 + 64),
             shm_cma_min: env("CROSSMPI_SHM_CMA_MIN", 0),
             tcp_eager: env("CROSSMPI_TCP_EAGER", 64 * 1024),
             tcp_write_chunk: env("CROSSMPI_TCP_WRITE_CHUNK", 1 << 20),
