@@ -35,6 +35,9 @@ pub struct Boot {
     /// any of them may run on ([`crowded`]). Every rank of the node computes it from the
     /// same cards, so they agree, as a collective algorithm choosing by it requires.
     pub node_crowded: bool,
+    /// Processors this process could run on at start, before it bound itself to one
+    /// (`crate::binding`): what the waiting policy weighs the machine's ranks against.
+    pub cpus: usize,
     /// Site (cluster) index of every world rank: the IMPI client it belongs to, or what
     /// `CROSSMPI_SITE_OF` declares for a flat job spanning sites; 0 for everyone otherwise.
     pub site_of: Vec<u32>,
@@ -188,6 +191,7 @@ fn singleton(cfg: &Config) -> Boot {
         node_of: vec![0],
         machine_ranks: 1,
         node_crowded: false,
+        cpus: crate::progress::available_cpus(),
         site_of: vec![0],
         pids: vec![std::process::id()],
         shm: None,
@@ -225,6 +229,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         addrs: ips.iter().map(|&ip| SocketAddr::new(ip, port)).collect(),
         cpus: crate::progress::available_cpus() as u32,
     };
+    let mine_cpus = mine.cpus as usize;
     pmi.put(&format!("cmpi-{rank}"), &mine.encode())
         .map_err(pmi_err)?;
     let timeout = Duration::from_secs(cfg.connect_timeout_s);
@@ -285,6 +290,14 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         .collect();
     let me = base + rank;
     let my_local = local_world.iter().position(|&w| w == me).unwrap();
+    let node_crowded = crowded(&cards, node);
+    // Bound before the shared memory is created, so that it is first touched from the
+    // processor that uses it.
+    if cfg.bind.applies(node_crowded) {
+        if let Err(e) = crate::binding::bind(my_local, local_world.len()) {
+            crate::say!("crossmpi: rank {me} runs unbound: CROSSMPI_BIND: {e}");
+        }
+    }
     let use_shm = cfg.transport == TransportChoice::Auto && local_world.len() > 1;
     let in_cluster = |w: u32| w >= base && w < base + size;
 
@@ -402,7 +415,6 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         })
         .collect();
     let appnum = pmi.appnum();
-    let node_crowded = crowded(&cards, node);
     let (node_of, machine_ranks, site_of, impi, universe_size) = match impi_job {
         None => {
             let site_of = match &cfg.site_of {
@@ -467,6 +479,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         node_of,
         machine_ranks,
         node_crowded,
+        cpus: mine_cpus,
         site_of,
         pids,
         shm,

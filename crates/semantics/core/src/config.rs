@@ -59,6 +59,8 @@ pub struct Config {
     /// crossmpi with the same native representation; `always`: always
     /// (`CROSSMPI_IMPI_EXTERNAL32`).
     pub impi_external32: String,
+    /// When a rank binds itself to one processor (`CROSSMPI_BIND`, `crate::binding`).
+    pub bind: crate::binding::Binding,
     /// Milliseconds an aborting rank keeps its launcher connection open for the
     /// launcher to end it (`CROSSMPI_ABORT_LINGER_MS`).
     pub abort_linger_ms: u64,
@@ -86,6 +88,15 @@ fn congestion(name: &str) -> crossmpi_tcp::Congestion {
     crossmpi_tcp::Congestion::from_var(name, value.as_deref()).unwrap_or_else(|e| {
         crate::say!("crossmpi: ignoring {e}");
         crossmpi_tcp::Congestion::default()
+    })
+}
+
+/// `CROSSMPI_BIND`; an invalid value is reported and the default kept.
+fn binding() -> crate::binding::Binding {
+    let value = std::env::var("CROSSMPI_BIND").ok();
+    crate::binding::Binding::from_var(value.as_deref()).unwrap_or_else(|e| {
+        crate::say!("crossmpi: ignoring {e}");
+        crate::binding::Binding::Auto
     })
 }
 
@@ -141,6 +152,7 @@ impl Config {
             impi_early: env("CROSSMPI_IMPI_EARLY", 4 << 20),
             impi_join_timeout_s: env("CROSSMPI_IMPI_JOIN_TIMEOUT", 600),
             abort_linger_ms: env("CROSSMPI_ABORT_LINGER_MS", 2000),
+            bind: binding(),
             impi_external32: match std::env::var("CROSSMPI_IMPI_EXTERNAL32").as_deref() {
                 Ok("always") => "always".into(),
                 Ok("auto") | Err(_) => "auto".into(),

@@ -6,6 +6,7 @@
 //! crate converts them), the details of shared memory and sockets (the transport crates).
 //! The one exception is [`userbuf`], where application memory lent to MPI is accessed.
 
+pub mod binding;
 pub mod bootstrap;
 pub mod coll;
 pub mod comm;

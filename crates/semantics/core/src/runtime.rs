@@ -314,6 +314,7 @@ impl Runtime {
             node_of,
             machine_ranks,
             node_crowded,
+            cpus,
             site_of,
             pids,
             shm,
@@ -347,7 +348,6 @@ impl Runtime {
         if let Some(s) = shm.as_ref() {
             st.shm_eager = (s.frame_capacity() - crate::header::HEAD_LEN) as u64;
         }
-        let cpus = progress::available_cpus();
         st.copy = crate::proto::copy_choice::CopyChoice::new(cfg.shm_cma_min, machine_ranks > cpus);
         let node_of = Arc::new(node_of);
         let site_of = Arc::new(site_of);
