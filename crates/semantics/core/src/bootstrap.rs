@@ -35,6 +35,10 @@ pub struct Boot {
     /// any of them may run on ([`crowded`]). Every rank of the node computes it from the
     /// same cards, so they agree, as a collective algorithm choosing by it requires.
     pub node_crowded: bool,
+    /// The ranks of this process's node bound themselves to processors
+    /// (`crate::binding`; decided from `node_crowded` and `CROSSMPI_BIND`, so alike on
+    /// the node, whether or not the system call succeeded).
+    pub node_bound: bool,
     /// Processors this process could run on at start, before it bound itself to one
     /// (`crate::binding`): what the waiting policy weighs the machine's ranks against.
     pub cpus: usize,
@@ -191,6 +195,7 @@ fn singleton(cfg: &Config) -> Boot {
         node_of: vec![0],
         machine_ranks: 1,
         node_crowded: false,
+        node_bound: false,
         cpus: crate::progress::available_cpus(),
         site_of: vec![0],
         pids: vec![std::process::id()],
@@ -293,7 +298,8 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
     let node_crowded = crowded(&cards, node);
     // Bound before the shared memory is created, so that it is first touched from the
     // processor that uses it.
-    if cfg.bind.applies(node_crowded) {
+    let node_bound = cfg.bind.applies(node_crowded);
+    if node_bound {
         if let Err(e) = crate::binding::bind(my_local, local_world.len()) {
             crate::say!("crossmpi: rank {me} runs unbound: CROSSMPI_BIND: {e}");
         }
@@ -479,6 +485,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         node_of,
         machine_ranks,
         node_crowded,
+        node_bound,
         cpus: mine_cpus,
         site_of,
         pids,

@@ -43,6 +43,9 @@ pub struct Runtime {
     /// This process's node has more of the job's ranks than processors
     /// ([`crate::bootstrap::Boot::node_crowded`]; the same in every rank of the node).
     pub node_crowded: bool,
+    /// The ranks of this process's node are bound to processors
+    /// ([`crate::bootstrap::Boot::node_bound`]; the same in every rank of the node).
+    pub node_bound: bool,
     /// Site (cluster) index of every world rank.
     pub site_of: Arc<Vec<u32>>,
     pub impi_coll: ImpiColl,
@@ -314,6 +317,7 @@ impl Runtime {
             node_of,
             machine_ranks,
             node_crowded,
+            node_bound,
             cpus,
             site_of,
             pids,
@@ -414,6 +418,7 @@ impl Runtime {
             self_comm,
             node_of,
             node_crowded,
+            node_bound,
             site_of,
             impi_coll,
             next_context: 4,

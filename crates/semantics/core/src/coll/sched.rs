@@ -133,6 +133,9 @@ pub struct Sched<'f> {
     /// This process's node has more ranks than processors (the same in every member on
     /// it: [`crate::bootstrap::Boot::node_crowded`]).
     pub node_crowded: bool,
+    /// This process's node's ranks are bound to processors (alike in every member on
+    /// it: [`crate::bootstrap::Boot::node_bound`]).
+    pub node_bound: bool,
     /// How the collectives treat several sites.
     pub wan: super::select::Wan,
     /// Process topology of the communicator (neighbourhood collectives).
@@ -205,7 +208,7 @@ impl<'f> Sched<'f> {
     /// An empty schedule for one collective call on `comm`; takes the call's tag.
     pub fn new(rt: &mut Runtime, function: &'f str, comm: CommId) -> MpiResult<Sched<'f>> {
         let wan = super::select::wan(&rt.impi_coll);
-        let node_crowded = rt.node_crowded;
+        let (node_crowded, node_bound) = (rt.node_crowded, rt.node_bound);
         let c = rt.comm_mut(function, comm)?;
         Ok(Sched {
             function,
@@ -217,6 +220,7 @@ impl<'f> Sched<'f> {
             nodes: c.nodes.clone(),
             sites: c.sites.clone(),
             node_crowded,
+            node_bound,
             wan,
             topology: c.topology.clone(),
             b: rt.colls.spare.take().unwrap_or_default(),

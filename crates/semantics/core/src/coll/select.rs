@@ -36,8 +36,9 @@ pub struct Thresholds {
     pub bcast_segment: usize,
     /// `CROSSMPI_COLL_BCAST_CROWDED_SEGMENT` (default 16 KiB; 0: never) and
     /// `CROSSMPI_COLL_BCAST_CROWDED_MAX` (default 128 KiB): on a node with more ranks than
-    /// processors, the binomial broadcast among at most 4 members of that node passes
-    /// data longer than the segment and at most the maximum down the tree in segments
+    /// processors whose ranks are not bound to processors (`CROSSMPI_BIND=none`: by
+    /// default they are, `crate::binding`), the binomial broadcast among at most 4
+    /// members of that node passes data longer than the segment and at most the maximum down the tree in segments
     /// of this size. Each is a message sent eagerly through the ring, so the root and
     /// every forwarding member go on without waiting for a descheduled child to take
     /// it. 4 ranks on 2 cores, back-to-back broadcasts, medians of 5-7 (us): 32 KiB 12.0
@@ -45,7 +46,13 @@ pub struct Thresholds {
     /// 43 whole against 57 in segments, 1 MiB 199 against 372. 3 ranks, 64 KiB: 13.0 ->
     /// 8.8. Segments of 8 KiB (18.1) and of 32000 B (28.5 at 64 KiB, 31.5 at 128 KiB)
     /// were slower; 2 ranks on 2 cores (not crowded) were slower in segments (64 KiB 3.7
-    /// -> 5.6), so a node with a processor per rank sends whole.
+    /// -> 5.6), so a node with a processor per rank sends whole. Bound ranks send whole
+    /// too: each member then pulls the whole message with one copy (a crowded node pulls
+    /// every rendezvous message), and no member is moved away from the processor the
+    /// others expect it on. 4 bound ranks, medians of 5-7 (us), segments / whole / Open
+    /// MPI: 64 KiB 27.9 / 12.2 / 15.0 (128 calls, as bench/coll) and 16.9 / 10.9 / 14.0
+    /// (2000 calls), 128 KiB 67.4 / 20.5 / 27.4; 3 bound ranks, 64 KiB, 11.3 / 13.5 /
+    /// 13.3 (the one case where segments still did better).
     pub bcast_crowded_segment: usize,
     pub bcast_crowded_max: usize,
     /// `CROSSMPI_COLL_ALLREDUCE_LARGE` (default 64 KiB): from here commutative

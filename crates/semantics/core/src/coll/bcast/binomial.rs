@@ -23,15 +23,15 @@ pub fn build(s: &mut Sched, t: Team, root: usize, data: Span) {
 
 /// The segment size for `len` bytes over team `t`. Every member must choose alike: the
 /// crowded case applies only when the whole team is on this process's node, whose
-/// members all computed the same `node_crowded`.
+/// members all computed the same `node_crowded` and `node_bound`.
 fn segment(s: &Sched, t: Team, len: usize) -> usize {
     let th = thresholds();
     if t.size() > PIPELINED_MEMBERS {
         return len;
     }
     let on_my_node = (0..t.size()).all(|i| s.nodes[t.rank(i)] == s.nodes[s.rank]);
-    let crowded = s.node_crowded && on_my_node;
-    if crowded && th.bcast_crowded_segment > 0 && len <= th.bcast_crowded_max {
+    let floating = s.node_crowded && !s.node_bound && on_my_node;
+    if floating && th.bcast_crowded_segment > 0 && len <= th.bcast_crowded_max {
         th.bcast_crowded_segment
     } else {
         th.bcast_segment

@@ -31,6 +31,7 @@ impl Sched<'static> {
             nodes: Arc::new(nodes.to_vec()),
             sites: Arc::new(sites.to_vec()),
             node_crowded: false,
+            node_bound: false,
             wan: crate::coll::select::Wan::Flat,
             topology: None,
             b: Default::default(),
