@@ -58,9 +58,9 @@ pub fn block_cpu(local: usize, locals: usize, cpus: &[usize]) -> Option<usize> {
 }
 
 /// Binds this process to local rank `local`'s processor (see [`block_cpu`]) among those
-/// it may run on now; the processor, or None when nothing was bound (the error of a
-/// failed system call is returned for the caller to report: the job runs unbound).
-pub fn bind(local: usize, locals: usize) -> std::io::Result<Option<usize>> {
+/// it may run on now. The error of a failed system call is returned for the caller to
+/// report: the job then runs unbound.
+pub fn bind(local: usize, locals: usize) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain bits, valid zeroed; the calls get and set the mask of
     // this process (pid 0) through a pointer to a local set of the size passed.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -73,7 +73,7 @@ pub fn bind(local: usize, locals: usize) -> std::io::Result<Option<usize>> {
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
         .collect();
     let Some(cpu) = block_cpu(local, locals, &allowed) else {
-        return Ok(None);
+        return Ok(());
     };
     // SAFETY: as above; cpu < CPU_SETSIZE.
     let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -81,7 +81,7 @@ pub fn bind(local: usize, locals: usize) -> std::io::Result<Option<usize>> {
     if unsafe { libc::sched_setaffinity(0, size, &one) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(Some(cpu))
+    Ok(())
 }
 
 #[cfg(test)]
