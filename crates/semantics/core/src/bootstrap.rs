@@ -234,7 +234,6 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         addrs: ips.iter().map(|&ip| SocketAddr::new(ip, port)).collect(),
         cpus: crate::progress::available_cpus() as u32,
     };
-    let mine_cpus = mine.cpus as usize;
     pmi.put(&format!("cmpi-{rank}"), &mine.encode())
         .map_err(pmi_err)?;
     let timeout = Duration::from_secs(cfg.connect_timeout_s);
@@ -486,7 +485,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
         machine_ranks,
         node_crowded,
         node_bound,
-        cpus: mine_cpus,
+        cpus: mine.cpus as usize,
         site_of,
         pids,
         shm,

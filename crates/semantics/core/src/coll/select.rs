@@ -38,10 +38,10 @@ pub struct Thresholds {
     /// `CROSSMPI_COLL_BCAST_CROWDED_MAX` (default 128 KiB): on a node with more ranks than
     /// processors whose ranks are not bound to processors (`CROSSMPI_BIND=none`: by
     /// default they are, `crate::binding`), the binomial broadcast among at most 4
-    /// members of that node passes data longer than the segment and at most the maximum down the tree in segments
-    /// of this size. Each is a message sent eagerly through the ring, so the root and
-    /// every forwarding member go on without waiting for a descheduled child to take
-    /// it. 4 ranks on 2 cores, back-to-back broadcasts, medians of 5-7 (us): 32 KiB 12.0
+    /// members of that node passes data longer than the segment and at most the maximum
+    /// down the tree in segments of this size. Each is a message sent eagerly through
+    /// the ring, so the root and every forwarding member go on without waiting for a
+    /// descheduled child to take it. 4 ranks on 2 cores, back-to-back broadcasts, medians of 5-7 (us): 32 KiB 12.0
     /// -> 7.6, 64 KiB 22.1 -> 14.1 (Open MPI 16.2), 128 KiB 32.1 -> 24.2 (28.1); 256 KiB
     /// 43 whole against 57 in segments, 1 MiB 199 against 372. 3 ranks, 64 KiB: 13.0 ->
     /// 8.8. Segments of 8 KiB (18.1) and of 32000 B (28.5 at 64 KiB, 31.5 at 128 KiB)
