@@ -2,6 +2,11 @@
 //! by recursive halving (each member ends up owning the reduced 1/2^k of the data) then
 //! an allgather by recursive doubling. Each member moves about twice the data once,
 //! instead of the whole data log2 n times.
+//!
+//! With a power-of-two member count and a separate send buffer, the first halving step
+//! reads the send buffer and receives straight into the result, so the data is never
+//! copied into the result first (2 members, 1 MiB of floats: the copy was about a
+//! tenth of the call).
 
 use super::recursive_doubling::{fold, unfold};
 use crate::coll::sched::{Sched, Span};
@@ -9,11 +14,17 @@ use crate::coll::team::Team;
 
 /// `elem`: bytes per element; needs at least 2^k elements (k = floor(log2 n)).
 pub fn build(s: &mut Sched, t: Team, input: Span, output: Span, elem: usize) {
-    s.copy(input, output);
-    if t.size() == 1 {
+    let n = t.size();
+    // The first step reads `input` itself: no fold comes before it to combine into.
+    let from_input = input != output && n.is_power_of_two() && n > 1;
+    if !from_input {
+        s.copy(input, output);
+    }
+    if n == 1 {
         return;
     }
-    let tmp = s.temp(output.len);
+    // The steps after the first receive into scratch; at 2 members there are none.
+    let tmp = s.temp(if from_input && n == 2 { 0 } else { output.len });
     let core = fold(s, t, output, tmp);
     if let Some(nr) = core.newrank {
         let pof2 = core.pof2;
@@ -37,10 +48,18 @@ pub fn build(s: &mut Sched, t: Team, input: Span, output: Span, elem: usize) {
                 (range(send_idx, recv_idx), range(recv_idx, last_idx))
             };
             let peer = t.peer(core.member(partner));
-            s.send(peer, output.sub(send.0, send.1));
-            s.recv(peer, tmp.sub(recv.0, recv.1));
-            s.wait();
-            s.reduce(tmp.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
+            if from_input && mask == 1 {
+                // result = input op received: the operator is commutative.
+                s.send(peer, input.sub(send.0, send.1));
+                s.recv(peer, output.sub(recv.0, recv.1));
+                s.wait();
+                s.reduce(input.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
+            } else {
+                s.send(peer, output.sub(send.0, send.1));
+                s.recv(peer, tmp.sub(recv.0, recv.1));
+                s.wait();
+                s.reduce(tmp.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
+            }
             send_idx = recv_idx;
             mask <<= 1;
             if mask < pof2 {
