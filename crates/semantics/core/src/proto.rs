@@ -14,7 +14,7 @@ use crate::request::{
 };
 use crate::slab::{Id, Slab};
 use crate::userbuf::UserBuf;
-use copy_choice::{Copy, CopyChoice};
+use copy_choice::{Copy, CopyChoice, Traffic};
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
@@ -192,9 +192,9 @@ pub struct State {
     /// cross-memory attach, or streamed through the ring.
     pub copy: CopyChoice,
     /// Rendezvous receives that could have been pulled, moving by another way (streamed
-    /// or split): the request, the way, its length and when it asked for the data (their
-    /// times feed `copy`).
-    timed: Vec<(ReqId, Copy, u64, Instant)>,
+    /// or split): the request, the way, its length and traffic, and when it asked for the
+    /// data (their times feed `copy`).
+    timed: Vec<(ReqId, Copy, u64, Traffic, Instant)>,
     /// When the last timed receive finished, streamed and split: several of one way in
     /// flight at once (a window of receives) are served one after another, so each counts
     /// from the later of its start and the previous one's end.
@@ -647,24 +647,18 @@ impl State {
         }
         if cma_addr != 0 && len <= self.recv_capacity(req) {
             let target = self.recv_dense_addr(req, len);
-            // In a two-way exchange (our own long message to the sender waits for it) the
-            // sender is busy with ours, so a split or the ring would wait for it: pull,
-            // outside the measurement, which stays that of one-way transfers (2 ranks,
-            // all-to-all of 1 MiB after broadcasts had settled on splits of 20 us: splits
-            // of 270-840 us until four of them outweighed the broadcasts').
-            let exchanging = self.sending_long_to(from);
-            let way = if exchanging {
-                Copy::Pull
+            let traffic = if self.sending_long_to(from) {
+                Traffic::Exchange
             } else {
-                self.copy.choose(len, target.is_some())
+                Traffic::OneWay
             };
+            let way = self.copy.choose(len, target.is_some(), traffic);
             match way {
                 Copy::Pull => {
                     let started = Instant::now();
                     if self.pull(req, from, cma_addr, 0, len).is_ok() {
-                        if !exchanging {
-                            self.copy.record(Copy::Pull, len, started.elapsed());
-                        }
+                        self.copy
+                            .record(Copy::Pull, len, traffic, started.elapsed());
                         self.add_received(req, len);
                         self.queue_control(from, Frame::Fin { msg });
                         return;
@@ -683,7 +677,8 @@ impl State {
                             addr: addr + half,
                         },
                     );
-                    self.timed.push((req, Copy::Split, len, Instant::now()));
+                    self.timed
+                        .push((req, Copy::Split, len, traffic, Instant::now()));
                     self.splits.push(Split {
                         req,
                         from,
@@ -695,7 +690,9 @@ impl State {
                     });
                     return;
                 }
-                Copy::Ring => self.timed.push((req, Copy::Ring, len, Instant::now())),
+                Copy::Ring => self
+                    .timed
+                    .push((req, Copy::Ring, len, traffic, Instant::now())),
             }
         }
         self.queue_control(
@@ -782,12 +779,12 @@ impl State {
         r.state = RecvState::Done;
         self.complete(req);
         if let Some(i) = self.timed.iter().position(|&(r, ..)| r == req) {
-            let (_, way, len, started) = self.timed.swap_remove(i);
+            let (_, way, len, traffic, started) = self.timed.swap_remove(i);
             let now = Instant::now();
             let done = &mut self.timed_done[usize::from(way == Copy::Ring)];
             let from = done.map_or(started, |d| d.max(started));
             *done = Some(now);
-            self.copy.record(way, len, now - from);
+            self.copy.record(way, len, traffic, now - from);
         }
         // A split sender waits until this receiver read its last byte from it.
         if let Some(i) = self.splits.iter().position(|s| s.req == req) {

@@ -17,6 +17,16 @@
 //! would see them), each other way in runs of [`TRY`], at the start and then every
 //! [`EXPLORE_EVERY`]th message for one way not taken, which notices a change (other load
 //! on the node). Sans-IO: the caller times the transfers.
+//!
+//! Exchanges, where the receiver's own long message to the sender waits too (both
+//! processes send and receive at once: all-to-all, allgather, pairwise halo swaps), are
+//! measured apart from one-way transfers, between pulling and the ring only: a split
+//! would have the sender, busy with its own receive, write into us. Their times are not
+//! comparable with one-way ones (a ring transfer's time then covers both directions) and
+//! depend on the way the peer takes; both members of an exchange see the same sequence
+//! of messages, so their choices, tries included, run in step (2 ranks, all-to-all of 1
+//! MiB blocks, on a machine where a one-way pull took 96 us and the ring 48: 110 us a
+//! call when exchanges always pulled, 62-70 when both sides stream through the rings).
 
 use std::time::Duration;
 
@@ -96,6 +106,15 @@ fn index(way: Copy) -> usize {
     WAYS.iter().position(|&w| w == way).expect("a way")
 }
 
+/// How the message being received travels relative to the receiver's own traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Traffic {
+    /// Nothing of ours to the sender waits for it.
+    OneWay,
+    /// Our own long message to the sender waits for it too.
+    Exchange,
+}
+
 pub struct CopyChoice {
     /// None: measure; Some(n): pull every message of at least n bytes, never a smaller one
     /// (`CROSSMPI_SHM_CMA_MIN`; `u64::MAX` once a pull failed).
@@ -103,7 +122,8 @@ pub struct CopyChoice {
     /// A pull has worked in this process (splitting needs cross-memory attach, whose
     /// failure only a plain pull can fall back from).
     pulled: bool,
-    buckets: [Bucket; 64],
+    /// Per [`Traffic`], per size (log2 bytes).
+    buckets: [[Bucket; 64]; 2],
 }
 
 impl CopyChoice {
@@ -122,7 +142,7 @@ impl CopyChoice {
         CopyChoice {
             fixed: (cma_min != 0).then_some(cma_min),
             pulled: false,
-            buckets: [Bucket::default(); 64],
+            buckets: [[Bucket::default(); 64]; 2],
         }
     }
 
@@ -134,14 +154,15 @@ impl CopyChoice {
 
     /// The way a receiver takes for an offered message of `len` bytes; `split_possible`:
     /// its buffer is contiguous, so the sender can write into it.
-    pub fn choose(&mut self, len: u64, split_possible: bool) -> Copy {
+    pub fn choose(&mut self, len: u64, split_possible: bool, traffic: Traffic) -> Copy {
         if self.fixed.is_some() {
             return Copy::Pull;
         }
-        let may_split = self.pulled && split_possible && len >= SPLIT_MIN;
+        let may_split =
+            traffic == Traffic::OneWay && self.pulled && split_possible && len >= SPLIT_MIN;
         let usable = |w: &Copy| *w != Copy::Split || may_split;
         let ways = || WAYS.into_iter().filter(usable);
-        let b = &mut self.buckets[len.max(1).ilog2() as usize];
+        let b = self.bucket(len, traffic);
         b.chosen = b.chosen.wrapping_add(1);
         if let Some((way, left)) = b.burst {
             b.burst = (left > 1).then_some((way, left - 1));
@@ -172,12 +193,16 @@ impl CopyChoice {
     }
 
     /// A transfer of `len` bytes took `elapsed` by `way`.
-    pub fn record(&mut self, way: Copy, len: u64, elapsed: Duration) {
+    pub fn record(&mut self, way: Copy, len: u64, traffic: Traffic, elapsed: Duration) {
         if way == Copy::Pull {
             self.pulled = true;
         }
-        let b = &mut self.buckets[len.max(1).ilog2() as usize];
+        let b = self.bucket(len, traffic);
         b.recent[index(way)].add(elapsed.as_nanos() as f64 / len.max(1) as f64);
+    }
+
+    fn bucket(&mut self, len: u64, traffic: Traffic) -> &mut Bucket {
+        &mut self.buckets[usize::from(traffic == Traffic::Exchange)][len.max(1).ilog2() as usize]
     }
 
     /// A pull failed (the kernel refused cross-memory attach): never offer or pull again.
@@ -189,6 +214,7 @@ impl CopyChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Traffic::{Exchange, OneWay};
 
     const MIB: u64 = 1 << 20;
 
@@ -198,8 +224,8 @@ mod tests {
 
     /// Chooses for one message of `len` bytes and records the time its way took.
     fn transfer(c: &mut CopyChoice, len: u64, times: [u64; 3]) -> Copy {
-        let way = c.choose(len, true);
-        c.record(way, len, us(times[index(way)]));
+        let way = c.choose(len, true, OneWay);
+        c.record(way, len, OneWay, us(times[index(way)]));
         way
     }
 
@@ -227,7 +253,7 @@ mod tests {
             "{ways:?}"
         );
         assert_eq!(
-            c.choose(2 * MIB, true),
+            c.choose(2 * MIB, true, OneWay),
             Copy::Pull,
             "other sizes are measured apart"
         );
@@ -240,11 +266,15 @@ mod tests {
             assert_eq!(transfer(&mut c, MIB, [50, 40, 80]), Copy::Pull);
         }
         assert_eq!(
-            c.choose(MIB, false),
+            c.choose(MIB, false, OneWay),
             Copy::Ring,
             "a scattered buffer cannot be split"
         );
-        assert_eq!(c.choose(MIB, true), Copy::Ring, "the ring's run goes on");
+        assert_eq!(
+            c.choose(MIB, true, OneWay),
+            Copy::Ring,
+            "the ring's run goes on"
+        );
         let mut fresh = CopyChoice::new(0, false);
         for _ in 0..3 * BURST {
             assert_ne!(transfer(&mut fresh, 64 * 1024, [5, 4, 8]), Copy::Split);
@@ -260,7 +290,7 @@ mod tests {
         }
         let mut told = CopyChoice::new(256 * 1024, true);
         assert!(!told.offers(64 * 1024), "an explicit threshold holds");
-        assert_eq!(told.choose(MIB, true), Copy::Pull);
+        assert_eq!(told.choose(MIB, true, OneWay), Copy::Pull);
     }
 
     #[test]
@@ -269,14 +299,14 @@ mod tests {
         for _ in 0..3 * BURST {
             transfer(&mut c, MIB, [75, 60, 22]);
         }
-        assert_eq!(c.choose(MIB, true), Copy::Ring);
+        assert_eq!(c.choose(MIB, true, OneWay), Copy::Ring);
         // The sender gets descheduled: one slow transfer does not count, a run of them does.
-        c.record(Copy::Ring, MIB, us(3000));
-        assert_eq!(c.choose(MIB, true), Copy::Ring);
+        c.record(Copy::Ring, MIB, OneWay, us(3000));
+        assert_eq!(c.choose(MIB, true, OneWay), Copy::Ring);
         for _ in 0..SAMPLES {
-            c.record(Copy::Ring, MIB, us(3000));
+            c.record(Copy::Ring, MIB, OneWay, us(3000));
         }
-        assert_eq!(c.choose(MIB, true), Copy::Split);
+        assert_eq!(c.choose(MIB, true, OneWay), Copy::Split);
     }
 
     #[test]
@@ -284,11 +314,41 @@ mod tests {
         let mut c = CopyChoice::new(256 * 1024, false);
         assert!(!c.offers(64 * 1024));
         assert!(c.offers(256 * 1024));
-        assert_eq!(c.choose(MIB, true), Copy::Pull);
+        assert_eq!(c.choose(MIB, true, OneWay), Copy::Pull);
         c.pull_failed();
         assert!(!c.offers(MIB), "no pulls after the kernel refused one");
         let mut m = CopyChoice::new(0, false);
         m.pull_failed();
         assert!(!m.offers(64 * MIB));
+    }
+
+    #[test]
+    fn exchanges_are_measured_apart_between_pulling_and_the_ring() {
+        let mut c = CopyChoice::new(0, false);
+        for _ in 0..3 * BURST {
+            let way = c.choose(MIB, true, OneWay);
+            c.record(way, MIB, OneWay, us([96, 40, 48][index(way)]));
+        }
+        assert_eq!(c.choose(MIB, true, OneWay), Copy::Split);
+        // A ring transfer in an exchange covers both directions: slower than one-way
+        // transfers were, faster than pulls in exchanges, and never a split.
+        let ways: Vec<Copy> = (0..BURST + TRY + 8)
+            .map(|_| {
+                let way = c.choose(MIB, true, Exchange);
+                c.record(way, MIB, Exchange, us([110, 1, 70][index(way)]));
+                way
+            })
+            .collect();
+        assert!(!ways.contains(&Copy::Split), "{ways:?}");
+        assert_eq!(ways[..BURST as usize], [Copy::Pull; BURST as usize]);
+        assert!(
+            ways[BURST as usize..].iter().all(|&w| w == Copy::Ring),
+            "{ways:?}"
+        );
+        assert_eq!(
+            c.choose(MIB, true, OneWay),
+            Copy::Split,
+            "one-way choice unchanged"
+        );
     }
 }
