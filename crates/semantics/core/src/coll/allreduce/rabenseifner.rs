@@ -5,8 +5,8 @@
 //!
 //! With a power-of-two member count and a separate send buffer, the first halving step
 //! reads the send buffer and receives straight into the result, so the data is never
-//! copied into the result first (2 members, 1 MiB of floats: the copy was about a
-//! tenth of the call).
+//! copied into the result first (2 members, 1 MiB of floats: 111 -> 92 us a call, Open
+//! MPI 106-119).
 
 use super::recursive_doubling::{fold, unfold};
 use crate::coll::sched::{Sched, Span};
