@@ -48,18 +48,18 @@ pub fn build(s: &mut Sched, t: Team, input: Span, output: Span, elem: usize) {
                 (range(send_idx, recv_idx), range(recv_idx, last_idx))
             };
             let peer = t.peer(core.member(partner));
-            if from_input && mask == 1 {
-                // result = input op received: the operator is commutative.
-                s.send(peer, input.sub(send.0, send.1));
-                s.recv(peer, output.sub(recv.0, recv.1));
-                s.wait();
-                s.reduce(input.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
+            // The first step from `input` receives into the result and combines it with
+            // `input` there (the operator is commutative); later steps send the partial
+            // result and receive into scratch.
+            let (from, into, other) = if from_input && mask == 1 {
+                (input, output, input)
             } else {
-                s.send(peer, output.sub(send.0, send.1));
-                s.recv(peer, tmp.sub(recv.0, recv.1));
-                s.wait();
-                s.reduce(tmp.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
-            }
+                (output, tmp, tmp)
+            };
+            s.send(peer, from.sub(send.0, send.1));
+            s.recv(peer, into.sub(recv.0, recv.1));
+            s.wait();
+            s.reduce(other.sub(recv.0, recv.1), output.sub(recv.0, recv.1));
             send_idx = recv_idx;
             mask <<= 1;
             if mask < pof2 {
