@@ -60,6 +60,7 @@ class RelayBench:
         self.bw_mbit = float(os.environ.get("BENCH_BW_MBIT", "1000"))
         self.fe_mbit = float(os.environ.get("BENCH_FE_MBIT", "100"))
         self.wan_mbit = float(os.environ.get("BENCH_WAN_MBIT", "400"))
+        self.trunk_wan_mbit = float(os.environ.get("BENCH_TRUNK_WAN_MBIT", "1000"))
         self.delays = [float(d) for d in words("BENCH_DELAYS", "0 2 5 10")]
         self.sweep_trunks = int(os.environ.get("BENCH_SWEEP_TRUNKS", "4"))
         self.kernels = words("BENCH_KERNELS", "isort fft3d")
@@ -109,7 +110,7 @@ class RelayBench:
                         if w == wan:
                             self.wanbench(jobs, part, bench, wan, rep)
 
-    def kernel(self, jobs, name, case, trunks, delay, rep):
+    def kernel(self, jobs, name, case, trunks, delay, wan, rep):
         clusters = [("p", KERNEL_RANKS, trunks), ("g", KERNEL_RANKS, 0)] if case == "PC-GC" else \
             [("g", KERNEL_RANKS, 0), ("h", KERNEL_RANKS, 0)]
 
@@ -122,36 +123,41 @@ class RelayBench:
             return float(seconds)
 
         seconds = self.attempt(f"kernel {name} {case} {trunks}t {delay:g}ms r{rep}", run)
-        self.record([["kernels", case, trunks, delay, f"{self.wan_mbit:g}", name, 0, rep,
+        self.record([["kernels", case, trunks, delay, f"{wan:g}", name, 0, rep,
                       "fail" if seconds is None else seconds]])
 
-    def alltoall(self, jobs, trunks, rep):
+    def alltoall(self, jobs, trunks, wan, rep):
         found = self.attempt(f"alltoall {trunks}t r{rep}",
                              lambda: one_run(jobs, os.path.join(self.bin, "crossbw"), trunks, "destination"))
         mbs, shares = found if found else ("fail", ["fail"] * FRONTENDS)
-        self.record([["alltoall", "PC-GC", trunks, 0, f"{self.wan_mbit:g}", "crossbw", CROSSBW_BYTES, rep, mbs]]
-                    + [["alltoall", "PC-GC", trunks, 0, f"{self.wan_mbit:g}", f"share_fe{i + 1}", CROSSBW_BYTES,
+        self.record([["alltoall", "PC-GC", trunks, 0, f"{wan:g}", "crossbw", CROSSBW_BYTES, rep, mbs]]
+                    + [["alltoall", "PC-GC", trunks, 0, f"{wan:g}", f"share_fe{i + 1}", CROSSBW_BYTES,
                         rep, s] for i, s in enumerate(shares)])
 
     def trunk_labs(self):
-        delays = sorted(set(([0.0] if "trunks" in self.parts else []) + (self.delays if "delays" in self.parts
-                                                                           else [])))
-        for delay in delays:
-            table = trunk_table(delay, self.fe_mbit, self.wan_mbit, reference=True)
-            with Lab(topology.from_table(table, "relaybench.py", f"{self.name}d{int(delay)}"[:10])) as lab:
+        """(c) in a lab whose WAN is faster than the front-ends together (they are the
+        bottleneck, as the target requires), (d) in labs whose WAN the four front-ends
+        just fill (so four trunks can match GC-GC): {(delay, WAN): (all-to-all?, trunk
+        counts of the PC-GC kernel runs)}, one lab each."""
+        labs = {}
+        if "trunks" in self.parts:
+            labs[(0.0, self.trunk_wan_mbit)] = (True, list(TRUNKS))
+        if "delays" in self.parts:
+            for d in self.delays:
+                alltoall, ks = labs.get((d, self.wan_mbit), (False, []))
+                labs[(d, self.wan_mbit)] = (alltoall, ks if self.sweep_trunks in ks else ks + [self.sweep_trunks])
+        for i, ((delay, wan), (alltoall, kernel_trunks)) in enumerate(sorted(labs.items())):
+            table = trunk_table(delay, self.fe_mbit, wan, reference=True)
+            with Lab(topology.from_table(table, "relaybench.py", f"{self.name}t{i}")) as lab:
                 jobs = GridJobs(lab, self.prefix, self.work)
                 for rep in range(1, self.repeat + 1):
-                    kernel_trunks = []
-                    if delay == 0 and "trunks" in self.parts:
+                    if alltoall:
                         for k in TRUNKS:
-                            self.alltoall(jobs, k, rep)
-                        kernel_trunks = list(TRUNKS)
-                    if "delays" in self.parts and delay in self.delays and self.sweep_trunks not in kernel_trunks:
-                        kernel_trunks.append(self.sweep_trunks)
+                            self.alltoall(jobs, k, wan, rep)
                     for name in self.kernels:
                         for k in kernel_trunks:
-                            self.kernel(jobs, name, "PC-GC", k, delay, rep)
-                        self.kernel(jobs, name, "GC-GC", 0, delay, rep)
+                            self.kernel(jobs, name, "PC-GC", k, delay, wan, rep)
+                        self.kernel(jobs, name, "GC-GC", 0, delay, wan, rep)
 
     def main(self):
         if "latency" in self.parts or "bandwidth" in self.parts:
