@@ -657,6 +657,7 @@ fn impi_route(
         .collect();
     let all_crossmpi = tables.all_crossmpi();
     let mut tr = Translator::new(me, procs, &remote, tables.max_data_len(), flow, survivable);
+    tr.limit_window(jc.window_bytes.into(), flow);
     tr.accept_early = all_crossmpi;
     let route = ImpiRoute::new(links, link_of, relay_of, tr, jc.resend_period, jc.sending)
         .map_err(|e| io_err("IMPI", e))?;

@@ -126,6 +126,9 @@ pub struct JoinConfig {
     /// `CROSSMPI_IMPI_HIWATER`).
     pub ackmark: u32,
     pub hiwater: u32,
+    /// Data bytes this client's processes leave unacknowledged per process pair at most
+    /// (`CROSSMPI_IMPI_WINDOW`).
+    pub window_bytes: u32,
     /// How long to wait for the server and for every host connection.
     pub timeout: Duration,
     /// In a job that survives a relay's death, how long a stream may go without any of
@@ -164,7 +167,8 @@ impl JoinConfig {
             server,
             datalen: num("CROSSMPI_IMPI_DATALEN", 64 * 1024)?,
             ackmark: num("CROSSMPI_IMPI_ACKMARK", 16)?,
-            hiwater: num("CROSSMPI_IMPI_HIWATER", 512)?,
+            hiwater: num("CROSSMPI_IMPI_HIWATER", 4096)?,
+            window_bytes: num("CROSSMPI_IMPI_WINDOW", 32 << 20)?,
             timeout,
             resend_period: Duration::from_millis(num("CROSSMPI_IMPI_RESEND_MS", 1000)?.into()),
             sending: super::Sending {
@@ -556,6 +560,7 @@ mod tests {
             datalen: 1000,
             ackmark: 4,
             hiwater: 8,
+            window_bytes: 1 << 20,
             timeout: Duration::from_secs(1),
             resend_period: Duration::from_secs(1),
             sending: crate::route::impi::Sending::default(),

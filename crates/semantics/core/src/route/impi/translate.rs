@@ -154,6 +154,16 @@ impl Translator {
         }
     }
 
+    /// Bounds the data each pair has unacknowledged at `bytes` (`CROSSMPI_IMPI_WINDOW`),
+    /// but never below `ackmark` full packets, which the receiver must see before it
+    /// acknowledges any.
+    pub fn limit_window(&mut self, bytes: u64, flow: FlowParams) {
+        let bytes = bytes.max(u64::from(flow.ackmark) * self.max_data);
+        for w in self.windows.values_mut() {
+            *w = w.clone().with_byte_limit(bytes);
+        }
+    }
+
     pub fn proc_of(&self, world: u32) -> Proc {
         self.procs[world as usize]
     }
@@ -207,8 +217,13 @@ impl Translator {
             }),
             _ => None,
         }?;
+        // What the packet may carry at most: its exact length is known only once built.
+        let most = match ty {
+            PacketType::Data | PacketType::DataSync => self.max_data,
+            _ => 0,
+        };
         if let Some(w) = self.windows.get(&to) {
-            if !w.can_send(ty) {
+            if !w.can_send(ty, most) {
                 *blocked = true;
                 return None;
             }
@@ -289,7 +304,7 @@ impl Translator {
         }
         if let Some(w) = self.windows.get_mut(&to) {
             // `can_send` was checked above, so this cannot fail.
-            let _ = w.on_sent(ty);
+            let _ = w.on_sent(ty, out.len);
         }
         Some(out)
     }

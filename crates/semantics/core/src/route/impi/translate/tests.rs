@@ -314,6 +314,32 @@ fn the_window_closes_at_hiwater_and_protoacks_reopen_it() {
     assert!(a.arrive(&ack, &[]).unwrap_err().contains("PROTOACK"));
 }
 
+#[test]
+fn the_byte_window_stops_data_packets_but_not_control_ones() {
+    let (mut a, _) = pair(2, 100);
+    // Below two full packets (ackmark 2 x MAX 100) the limit would stop the sender for
+    // good, so it is raised to them: two eager messages of 100 bytes, then none.
+    a.limit_window(50, FlowParams::new(2, 100).unwrap());
+    let eager = |msg| Frame::Eager {
+        env: env(),
+        msg,
+        len: 100,
+        sync: false,
+    };
+    let mut blocked = false;
+    for msg in 0..2 {
+        assert!(a
+            .next_packet(1, &eager(msg), 100, 0, &mut blocked)
+            .is_some());
+    }
+    assert!(a.next_packet(1, &eager(2), 100, 0, &mut blocked).is_none() && blocked);
+    // A one-byte message too: the window admits by the most a data packet may carry.
+    assert!(a.next_packet(1, &one_byte(3), 1, 0, &mut blocked).is_none());
+    blocked = false;
+    let syncack = Frame::SyncAck { msg: 4 };
+    assert!(a.next_packet(1, &syncack, 0, 0, &mut blocked).is_some() && !blocked);
+}
+
 /// A standard eager message of one byte, number `msg`.
 fn one_byte(msg: u64) -> Frame {
     Frame::Eager {
