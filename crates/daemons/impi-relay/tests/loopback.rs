@@ -492,17 +492,21 @@ fn a_connection_lost_between_private_clusters_ends_every_party() {
             && e0.contains("cannot finish"),
         "{e0}"
     );
-    let lost = "outside IMPI host 0 closed its connection before FINI";
+    // Relay 0 closes its sockets with bytes still unread in some of them, so the
+    // kernel may send a reset instead of an orderly close: a trunk then sees its
+    // read fail rather than the connection end. Either way it names the outside
+    // host it lost and that the loss came before FINI.
+    let lost = |e: &str| e.contains("outside IMPI host 0") && e.contains("before FINI");
     let mut trunks = relays1.into_iter().map(|t| t.join().unwrap().unwrap_err());
     let e1 = trunks.next().unwrap();
     // Trunk 0 may hear first from the server, which ends the job as relay 0 leaves.
     assert!(
-        e1.contains(lost) || e1.contains("IMPI server closed the connection"),
+        lost(&e1) || e1.contains("IMPI server closed the connection"),
         "{e1}"
     );
     let e1 = trunks.next().unwrap();
     assert!(
-        e1.contains(lost),
+        lost(&e1),
         "trunk 1 names its lost connection to relay 0: {e1}"
     );
     closed_not_timed_out(inside1.join().unwrap(), "client 1");
