@@ -1,10 +1,16 @@
 # Shared by the benchmarks that run in crossmpi lab (source it with $root, $prefix and
 # $bench set, e.g. bench=impi): the output folders build/bench/$bench and its bin/, the
-# load before the run, the delay line and prefix crossmpi lab uses, and `build`.
+# load before the run, the peers' packages, the delay line and prefix crossmpi lab uses,
+# and `build`.
 out=$root/build/bench/$bench
 bin=$out/bin
 mkdir -p "$bin"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# The Open MPI peer (part (b) of bench/impi) and the plots come from Debian's packages:
+# a fresh machine lacks them, and the peer's cells would all read "fail".
+# shellcheck source=bench/lib/launch.sh
+source "$root/bench/lib/launch.sh"
 
 # Every emulated host, front-end and relay of the lab shares this machine's cores, but a
 # rank counts only the ranks it can see as its machine's (those of its own namespace):
