@@ -7,7 +7,9 @@ Parts (BENCH_PARTS), each in its own lab, every case of a repeat run in turn
 
   latency    examples/lab/grid-relay.toml, WAN unshaped, 0 ms: wanbench `latency`
              (0 B .. 4 MiB) GC-GC (g+h, no relay), PC-GC (p+g, one relay), PC-PC
-             (p+q, two relays), 1+1 ranks
+             (p+q, two relays), 1+1 ranks; and the floor of a user-space hop: p joined
+             second (its rank connects out through its front-end) with the kernel
+             forwarding (NAT), with plain_forwarder on the front-end, and with impi-relay
   bandwidth  wanbench `bandwidth` (1 B .. 4 MiB), the same three cases, on grid-relay.toml
              with every WAN uplink shaped to BENCH_BW_MBIT (front-ends and hosts
              unshaped: direct and relayed paths cross the same two shaped uplinks), then
@@ -23,6 +25,7 @@ Raw rows: part,case,trunks,delay_ms,wan_mbit,bench,bytes,repeat,value; wan_mbit 
 unshaped, value "fail" when a run failed (its log is kept in logs/ next to the CSV).
 """
 
+import contextlib
 import csv
 import os
 import sys
@@ -35,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "impi"))
 sys.path.insert(0, HERE)
 
 from gridjob import GridJobs, Lab, topology  # noqa: E402
-from relayjob import CASES, LAB_FILE, run_relayed, wanbench_results  # noqa: E402
+from relayjob import CASES, FLOOR_CASES, FLOOR_PORT, LAB_FILE, plain_forwarding, run_relayed, wanbench_results  # noqa: E402
 from trunkbench import FRONTENDS, TRUNKS, one_run, trunk_table  # noqa: E402
 
 KERNEL_RANKS = 4  # per cluster: one per host
@@ -96,6 +99,24 @@ class RelayBench:
             rows = sorted((found or {0: "fail"}).items())
             self.record([[part, case, trunks, 0, f"{wan:g}", bench, n, rep, v] for n, v in rows])
 
+    def floor(self, jobs, rep):
+        """The floor of a user-space hop (relayjob.FLOOR_CASES): the 0-byte ping-pong
+        through p's front-end forwarded by the kernel, by plain_forwarder and by
+        impi-relay, in the latency part's lab."""
+        exe = os.path.join(self.bin, "wanbench")
+        env = {"CROSSMPI_IMPI_PORT": str(FLOOR_PORT)}
+        for case, clusters, plain in FLOOR_CASES:
+            def run():
+                forwarding = plain_forwarding(jobs.lab, os.path.join(self.bin, "plain_forwarder")) if plain \
+                    else contextlib.nullcontext()
+                with forwarding:
+                    return wanbench_results(jobs, clusters, exe, "latency", self.budget, env=env,
+                                            timeout=self.timeout)
+            found = self.attempt(f"floor {case} r{rep}", run)
+            rows = sorted((found or {0: "fail"}).items())
+            relays = sum(1 for _, _, r in clusters if r)
+            self.record([["floor", case, relays, 0, "0", "latency", n, rep, v] for n, v in rows])
+
     def point_to_point(self):
         labs = []
         if "latency" in self.parts:
@@ -109,6 +130,8 @@ class RelayBench:
                     for w, part, bench in labs:
                         if w == wan:
                             self.wanbench(jobs, part, bench, wan, rep)
+                    if wan == 0.0 and "latency" in self.parts:
+                        self.floor(jobs, rep)
 
     def kernel(self, jobs, name, case, trunks, delay, wan, rep):
         clusters = [("p", KERNEL_RANKS, trunks), ("g", KERNEL_RANKS, 0)] if case == "PC-GC" else \

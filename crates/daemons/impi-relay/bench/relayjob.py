@@ -16,6 +16,7 @@ half round trip between two ranks of different clusters: GC-GC (no relay), PC-GC
 hop adds. A benchmark, not a test: it asserts nothing.
 """
 
+import contextlib
 import os
 import re
 import subprocess
@@ -104,6 +105,44 @@ CASES = [
     ("PC-GC", [("p", 1, True), ("g", 1, False)]),
     ("PC-PC", [("p", 1, True), ("q", 1, True)]),
 ]
+
+# The floor of a user-space hop: the private cluster p joins second (client 1), so its
+# rank is the IMPI host that opens the connection (the higher-ranked host connects),
+# and p's front-end lets connections out through its NAT. The same ping-pong then runs
+# with the kernel forwarding ("nat"), with p's connection redirected on the front-end to
+# plain_forwarder, a user-space process that copies bytes and nothing else ("plain"),
+# and through impi-relay ("relay"). FLOOR_PORT fixes g's rank's IMPI port
+# (CROSSMPI_IMPI_PORT) so that the front-end can redirect exactly that connection.
+FLOOR_PORT = 9100
+FLOOR_CASES = [
+    ("GC-PC nat", [("g", 1, False), ("p", 1, False)], False),
+    ("GC-PC plain", [("g", 1, False), ("p", 1, False)], True),
+    ("GC-PC relay", [("g", 1, False), ("p", 1, True)], False),
+]
+
+
+@contextlib.contextmanager
+def plain_forwarding(lab, forwarder, fe="p-fe1", target_host="g1", port=FLOOR_PORT):
+    """Within the block, the connection a host behind `fe` opens to target_host:port
+    goes through `forwarder` (plain_forwarder) on `fe` (iptables REDIRECT to port + 1).
+    The forwarder serves one connection; it and the rule are gone after the block."""
+    target = f"{lab.ip(target_host)}:{port}"
+    proc = lab.popen(fe, [forwarder, f"0.0.0.0:{port + 1}", target], stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+    rule = f"PREROUTING -i priv0 -p tcp -d {lab.ip(target_host)} --dport {port} -j REDIRECT --to-ports {port + 1}"
+    try:
+        if read_first_line(proc.stdout.fileno(), 10) != "ready":
+            raise RuntimeError(f"plain_forwarder on {fe} did not start")
+        lab.cmd(fe, f"iptables -t nat -I {rule}")
+        try:
+            yield
+        finally:
+            lab.cmd(fe, f"iptables -t nat -D {rule}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
 
 
 def wanbench_results(jobs, clusters, wanbench, bench, budget=0.3, env=None, timeout=300, trunk_mode="destination",

@@ -3,7 +3,7 @@
 usage: relayreport.py RAW_CSV OUT_DIR
 
 Prints four tables of medians over the repeats -- (a) latency through 0, 1, 2 relays and
-the latency each relay hop adds, (b) bandwidth vs size through 0, 1, 2 relays on a
+the latency each relay hop adds (and (a'), what a plain user-space forwarder adds), (b) bandwidth vs size through 0, 1, 2 relays on a
 shaped and an unshaped WAN, (c) all-to-all bandwidth and kernel times vs trunk count,
 (d) the kernels' performance relative to GC-GC vs WAN delay -- with the issue's targets
 as met / NOT met, and writes OUT_DIR/relay-{latency,bandwidth,trunks,delays}-summary.csv
@@ -70,6 +70,28 @@ def latency(med, targets, out):
     write_csv(out, "relay-latency-summary.csv", ["bytes", "gc_gc_us", "pc_gc_us", "pc_pc_us", "added_us_one_relay",
                                                  "added_us_per_hop_two_relays", "target"], rows)
     return get
+
+
+def floor(med, out):
+    """(a') what one hop through p's front-end adds with the kernel, a plain user-space
+    forwarder and impi-relay forwarding (relayjob.FLOOR_CASES); no target of its own."""
+    keys = sorted({k[6] for k in med if k[0] == "floor"} & {0, 64})
+    if not keys:
+        return
+    cases = [("GC-PC nat", 0), ("GC-PC plain", 0), ("GC-PC relay", 1)]
+    print("\n(a') the floor of a user-space hop: p joins second, its rank connecting out through its front-end; us")
+    print(f"{'bytes':>6} {'NAT':>9} {'plain fwd':>9} {'relay':>9} {'plain - NAT':>12} {'relay - NAT':>12} "
+          f"{'relay - plain':>14}")
+    rows = []
+    for n in keys:
+        nat, plain, relay = (med.get(("floor", c, r, 0.0, 0.0, "latency", n)) for c, r in cases)
+        diff = [b - a if None not in (a, b) else None for a, b in ((nat, plain), (nat, relay), (plain, relay))]
+        print(f"{human(n):>6} {fmt(nat)} {fmt(plain)} {fmt(relay)} {fmt(diff[0], '{:12.1f}')} "
+              f"{fmt(diff[1], '{:12.1f}')} {fmt(diff[2], '{:14.1f}')}")
+        rows.append([n, nat, plain, relay, *diff])
+    write_csv(out, "relay-floor-summary.csv", ["bytes", "nat_us", "plain_forwarder_us", "relay_us",
+                                               "plain_minus_nat_us", "relay_minus_nat_us", "relay_minus_plain_us"],
+              rows)
 
 
 def bandwidth(med, targets, out):
@@ -237,6 +259,7 @@ def main():
     med = load(raw)
     targets = Targets()
     lat = latency(med, targets, out)
+    floor(med, out)
     bw = bandwidth(med, targets, out)
     wan = trunks(med, targets, out)
     sweep = delays(med, targets, out)

@@ -8,7 +8,9 @@
 #
 # (a) latency: 0-byte (and up to 4 MiB) half round trip GC-GC (no relay), PC-GC (one
 #     relay), PC-PC (two), one rank per cluster, examples/lab/grid-relay.toml unshaped;
-#     the added latency per relay hop;
+#     the added latency per relay hop; and (a') the floor under it: one hop through the
+#     private cluster's front-end forwarded by the kernel (its NAT), by plain_forwarder
+#     (examples/plain_forwarder.rs: copies bytes, nothing else) and by impi-relay;
 # (b) bandwidth vs message size through 0, 1 and 2 relays on the same grid, once with
 #     every WAN uplink shaped to BENCH_BW_MBIT (front-ends unshaped, so the direct and
 #     the relayed paths cross the same bottleneck) and once unshaped (CPU-bound);
@@ -55,6 +57,10 @@ source "$root/bench/lib/lab.sh"
 started=$(date +%s)
 build "$bin/wanbench.log" "$prefix/bin/mpicc" -O2 -Wall -o "$bin/wanbench" "$root/bench/impi/wanbench.c"
 build "$bin/crossbw.log" "$prefix/bin/mpicc" -O2 -Wall -o "$bin/crossbw" "$here/crossbw.c"
+# The floor of a user-space hop in (a): a forwarder that only copies bytes.
+build "$bin/plain_forwarder.log" bash -c 'cargo build --release --quiet --manifest-path "$1/Cargo.toml" \
+  -p crossmpi-impi-relay --example plain_forwarder && cp "$1/target/release/examples/plain_forwarder" "$2/"' \
+  build-forwarder "$root" "$bin"
 for k in ${BENCH_KERNELS:-isort fft3d}; do
   build "$bin/kernel-$k.log" "$prefix/bin/mpicc" -O2 -o "$bin/kernel-$k" "$root/tests/kernels/c/$k.c" -lm
 done
