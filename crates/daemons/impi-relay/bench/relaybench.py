@@ -100,9 +100,9 @@ class RelayBench:
             self.record([[part, case, trunks, 0, f"{wan:g}", bench, n, rep, v] for n, v in rows])
 
     def floor(self, jobs, rep):
-        """The floor of a user-space hop (relayjob.FLOOR_CASES): the 0-byte ping-pong
+        """The floor of a user-space hop (relayjob.FLOOR_CASES): wanbench `latency`
         through p's front-end forwarded by the kernel, by plain_forwarder and by
-        impi-relay, in the latency part's lab."""
+        impi-relay, in the latency part's lab (the report shows 0 and 64 bytes)."""
         exe = os.path.join(self.bin, "wanbench")
         env = {"CROSSMPI_IMPI_PORT": str(FLOOR_PORT)}
         for case, clusters, plain in FLOOR_CASES:

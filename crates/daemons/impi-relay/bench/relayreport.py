@@ -2,12 +2,14 @@
 
 usage: relayreport.py RAW_CSV OUT_DIR
 
-Prints four tables of medians over the repeats -- (a) latency through 0, 1, 2 relays and
-the latency each relay hop adds (and (a'), what a plain user-space forwarder adds), (b) bandwidth vs size through 0, 1, 2 relays on a
-shaped and an unshaped WAN, (c) all-to-all bandwidth and kernel times vs trunk count,
+Prints tables of medians over the repeats -- (a) latency through 0, 1, 2 relays and the
+latency each relay hop adds, (a') what one hop adds forwarded by the kernel, by a plain
+user-space forwarder and by impi-relay, (b) bandwidth vs size through 0, 1, 2 relays on
+a shaped and an unshaped WAN, (c) all-to-all bandwidth and kernel times vs trunk count,
 (d) the kernels' performance relative to GC-GC vs WAN delay -- with the issue's targets
-as met / NOT met, and writes OUT_DIR/relay-{latency,bandwidth,trunks,delays}-summary.csv
-and OUT_DIR/relay-{latency,bandwidth,trunks,delays}.png.
+as met / NOT met, and writes
+OUT_DIR/relay-{latency,floor,bandwidth,trunks,delays}-summary.csv and
+OUT_DIR/relay-{latency,bandwidth,trunks,delays}.png.
 """
 import os
 import sys
