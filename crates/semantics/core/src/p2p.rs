@@ -12,6 +12,7 @@ use crate::request::{
 };
 use crate::runtime::{self, Runtime};
 use crate::userbuf::UserBuf;
+use std::cell::Cell;
 
 /// Largest tag (`MPI_TAG_UB`); at least the 32767 the standard and IMPI require.
 pub const TAG_UB: i32 = i32::MAX;
@@ -665,9 +666,13 @@ fn recv_after(
 ) -> MpiResult<Option<Status>> {
     let mut start = Some((comm, before));
     let mut plan: Option<Plan> = None;
-    // The direct plan polls its sender's ring in every round; everything else progresses
-    // every 32 rounds (a few microseconds at most).
-    let outcome = runtime::wait_for_polling(function, 32, |rt| {
+    // A direct plan polls its sender's ring in every round, so full progress need run
+    // only every 32 rounds. Any other plan is completed by progress alone, which then
+    // runs every round: a waiting rank yields the processor each round when ranks
+    // outnumber processors, and 32 yields to busy neighbours left a message from the
+    // network unread for tens of microseconds (docs/impi-relay.md, "Measured").
+    let progress_every = Cell::new(1);
+    let outcome = runtime::wait_for_polling(function, &progress_every, |rt| {
         let current = match &mut plan {
             Some(p) => p,
             None => {
@@ -679,7 +684,12 @@ fn recv_after(
                     plan_recv(rt, function, id, &buf, source, tag).map(Some)
                 });
                 match planned {
-                    Ok(Some(p)) => plan.insert(p),
+                    Ok(Some(p)) => {
+                        if matches!(p, Plan::Direct { .. }) {
+                            progress_every.set(32);
+                        }
+                        plan.insert(p)
+                    }
                     Ok(None) => return Some(Ok(None)),
                     Err(e) => return Some(Err(e)),
                 }
@@ -694,7 +704,10 @@ fn recv_after(
         {
             match rt.poll_direct(*local, *from, (*context, source, tag), &buf, searched)? {
                 DirectArrival::Received(status) => return Some(Ok(Some(status))),
-                DirectArrival::Matched(req) => *current = Plan::Wait(req),
+                DirectArrival::Matched(req) => {
+                    *current = Plan::Wait(req);
+                    progress_every.set(1);
+                }
             }
         }
         match *current {

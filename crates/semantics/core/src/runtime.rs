@@ -12,6 +12,7 @@ use crate::route::shm::ShmRoute;
 use crate::route::tcp::TcpRoute;
 use crate::slab::Slab;
 use crossmpi_pmi::Client;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -153,15 +154,16 @@ pub fn not_initialized(function: &str) -> MpiError {
 /// Drives progress until `check` returns a value: polls, then sleeps until a route has
 /// work. Other threads may enter MPI between polls.
 pub fn wait_for<R>(function: &str, check: impl FnMut(&mut Runtime) -> Option<R>) -> MpiResult<R> {
-    wait_for_polling(function, 1, check)
+    wait_for_polling(function, &Cell::new(1), check)
 }
 
 /// Like [`wait_for`] for a `check` that polls the channel it waits on itself (the
 /// blocking-receive fast path): full progress runs only every `progress_every` rounds, so
-/// the message is mostly caught by the check rather than queued by progress first.
+/// the message is mostly caught by the check rather than queued by progress first. The
+/// check may change `progress_every` as it learns whether it polls a channel itself.
 pub fn wait_for_polling<R>(
     function: &str,
-    progress_every: u32,
+    progress_every: &Cell<u32>,
     mut check: impl FnMut(&mut Runtime) -> Option<R>,
 ) -> MpiResult<R> {
     let mut guard = lock();
@@ -179,7 +181,7 @@ pub fn wait_for_polling<R>(
             return Ok(r);
         }
         round = round.wrapping_add(1);
-        if !round.is_multiple_of(progress_every) {
+        if !round.is_multiple_of(progress_every.get()) {
             // A yielding wait gives the processor away every round, not only when full
             // progress runs: the peers it waits for may need it (ranks outnumber cores).
             waiter.pause();

@@ -40,6 +40,7 @@ use crate::reduce::ReduceOp;
 use crate::request::{ReqId, SendMode};
 use crate::runtime::{self, Runtime};
 use crate::userbuf::{self, UserBuf};
+use std::cell::Cell;
 
 /// Most members a call serves. One round of all-to-all messages grows as n², while the
 /// schedule's algorithms take log2 n rounds of n messages: with 4 and 8 members on 2
@@ -441,7 +442,7 @@ fn drive(
         return Ok(false);
     };
     if !done {
-        runtime::wait_for_polling(function, 32, |rt| match step(rt, &c, false) {
+        runtime::wait_for_polling(function, &Cell::new(32), |rt| match step(rt, &c, false) {
             Ok(false) => None,
             r => Some(r),
         })??;
