@@ -667,7 +667,7 @@ fn recv_after(
     let mut start = Some((comm, before));
     let mut plan: Option<Plan> = None;
     // A direct plan polls its sender's ring in every round, so full progress need run
-    // only every 32 rounds. Any other plan is completed by progress alone, which then
+    // only every few rounds. Any other plan is completed by progress alone, which then
     // runs every round: a waiting rank yields the processor each round when ranks
     // outnumber processors, and 32 yields to busy neighbours left a message from the
     // network unread for tens of microseconds (docs/impi-relay.md, "Measured").
@@ -686,7 +686,7 @@ fn recv_after(
                 match planned {
                     Ok(Some(p)) => {
                         if matches!(p, Plan::Direct { .. }) {
-                            progress_every.set(32);
+                            progress_every.set(runtime::SELF_POLLED_PROGRESS_EVERY);
                         }
                         plan.insert(p)
                     }

@@ -157,10 +157,16 @@ pub fn wait_for<R>(function: &str, check: impl FnMut(&mut Runtime) -> Option<R>)
     wait_for_polling(function, &Cell::new(1), check)
 }
 
+/// How often a wait whose check polls the shared-memory ring it waits on itself runs
+/// full progress, in rounds: a few microseconds at most while nothing yields. A check
+/// that does not poll a ring itself must use 1, since only progress completes it.
+pub const SELF_POLLED_PROGRESS_EVERY: u32 = 32;
+
 /// Like [`wait_for`] for a `check` that polls the channel it waits on itself (the
-/// blocking-receive fast path): full progress runs only every `progress_every` rounds, so
-/// the message is mostly caught by the check rather than queued by progress first. The
-/// check may change `progress_every` as it learns whether it polls a channel itself.
+/// blocking-receive fast path): full progress runs only every `progress_every` rounds
+/// ([`SELF_POLLED_PROGRESS_EVERY`]), so the message is mostly caught by the check rather
+/// than queued by progress first. The check may change `progress_every` as it learns
+/// whether it polls a channel itself.
 pub fn wait_for_polling<R>(
     function: &str,
     progress_every: &Cell<u32>,

@@ -442,7 +442,8 @@ fn drive(
         return Ok(false);
     };
     if !done {
-        runtime::wait_for_polling(function, &Cell::new(32), |rt| match step(rt, &c, false) {
+        let every = Cell::new(runtime::SELF_POLLED_PROGRESS_EVERY);
+        runtime::wait_for_polling(function, &every, |rt| match step(rt, &c, false) {
             Ok(false) => None,
             r => Some(r),
         })??;
