@@ -1,5 +1,6 @@
-//! The runtime of one MPI process: built by `MPI_Init`, kept behind one lock (a coarse
-//! lock makes `MPI_THREAD_MULTIPLE` correct), torn down by `MPI_Finalize`.
+//! The runtime of one MPI process: built by `MPI_Init`, kept behind one lock at
+//! `MPI_THREAD_MULTIPLE` (a coarse lock makes it correct) and behind a busy flag below
+//! it, torn down by `MPI_Finalize`.
 
 use crate::bootstrap::{self, Boot};
 use crate::comm::{Comm, CommId, Group};
@@ -13,8 +14,9 @@ use crate::route::tcp::TcpRoute;
 use crate::slab::Slab;
 use crossmpi_pmi::Client;
 use std::cell::Cell;
+use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -99,7 +101,63 @@ const NOT_INITIALIZED: u8 = 0;
 const INITIALIZED: u8 = 1;
 const FINALIZED: u8 = 2;
 static PHASE: AtomicU8 = AtomicU8::new(NOT_INITIALIZED);
-static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+static HOME: Home = Home {
+    lock: Mutex::new(()),
+    locking: AtomicBool::new(true),
+    busy: AtomicBool::new(false),
+    runtime: UnsafeCell::new(None),
+};
+
+/// Where the runtime lives. At `MPI_THREAD_MULTIPLE`, or with the one-sided progress
+/// thread, every call takes `lock`. Below `MPI_THREAD_MULTIPLE` the application promises
+/// that no two threads are inside MPI at once (MPI-5.0 section 11.6.3, as Open MPI and
+/// MPICH also take no lock there), so a call only marks the runtime `busy` with plain
+/// stores: the lock's two locked instructions per call were full barriers that made the
+/// call wait for its previous write into a peer's shared-memory ring to reach the other
+/// core (2 ranks, 8 B, medians of 5, with the broadcast's prefetches: broadcast stream
+/// 62 -> 54 ns, allreduce 159 -> 155; docs/architecture.md).
+struct Home {
+    lock: Mutex<()>,
+    /// Whether calls take `lock`: true until `MPI_Init` has chosen, then fixed.
+    locking: AtomicBool,
+    /// A call that did not take `lock` is inside (catches a call from inside a call).
+    busy: AtomicBool,
+    runtime: UnsafeCell<Option<Runtime>>,
+}
+
+// SAFETY: `runtime` is reached only through a `Guard`, which holds `lock` or, when calls
+// do not lock, exists only while `busy` is set; below MPI_THREAD_MULTIPLE the
+// application's own synchronisation orders one thread's calls before another's.
+unsafe impl Sync for Home {}
+
+/// Access to the runtime for the length of one call (or of one stretch of a wait).
+struct Guard {
+    /// Held at `MPI_THREAD_MULTIPLE`; None when the call set `busy` instead.
+    locked: Option<MutexGuard<'static, ()>>,
+}
+
+impl std::ops::Deref for Guard {
+    type Target = Option<Runtime>;
+    fn deref(&self) -> &Option<Runtime> {
+        // SAFETY: this guard is the only access to the runtime now (see `Home`).
+        unsafe { &*HOME.runtime.get() }
+    }
+}
+
+impl std::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut Option<Runtime> {
+        // SAFETY: this guard is the only access to the runtime now (see `Home`).
+        unsafe { &mut *HOME.runtime.get() }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.locked.is_none() {
+            HOME.busy.store(false, Ordering::Release);
+        }
+    }
+}
 
 pub fn is_initialized() -> bool {
     PHASE.load(Ordering::Acquire) != NOT_INITIALIZED
@@ -109,8 +167,41 @@ pub fn is_finalized() -> bool {
     PHASE.load(Ordering::Acquire) == FINALIZED
 }
 
-fn lock() -> MutexGuard<'static, Option<Runtime>> {
-    RUNTIME.lock().unwrap_or_else(|p| p.into_inner())
+fn lock() -> Guard {
+    enter().unwrap_or_else(|| {
+        crate::fatal(
+            "an MPI function was called while another MPI call of this process was running \
+             (from a callback inside MPI, or from a second thread below MPI_THREAD_MULTIPLE)",
+        )
+    })
+}
+
+/// The runtime's guard, unless a call that does not lock is inside already (a lock is
+/// waited for).
+fn enter() -> Option<Guard> {
+    if HOME.locking.load(Ordering::Relaxed) {
+        let locked = HOME.lock.lock().unwrap_or_else(|p| p.into_inner());
+        return Some(Guard {
+            locked: Some(locked),
+        });
+    }
+    if HOME.busy.load(Ordering::Relaxed) {
+        return None;
+    }
+    HOME.busy.store(true, Ordering::Relaxed);
+    Some(Guard { locked: None })
+}
+
+/// The runtime's guard for [`abort`], which must not wait: None while another call holds
+/// the lock or is inside.
+fn enter_now() -> Option<Guard> {
+    if HOME.locking.load(Ordering::Relaxed) {
+        let locked = HOME.lock.try_lock().ok()?;
+        return Some(Guard {
+            locked: Some(locked),
+        });
+    }
+    enter()
 }
 
 /// Initialises the library; returns the thread level provided.
@@ -128,6 +219,9 @@ pub fn init(function: &str, required: i32) -> MpiResult<i32> {
     let provided = required.clamp(0, THREAD_MULTIPLE);
     *guard = Some(Runtime::new(cfg, boot, provided));
     PHASE.store(INITIALIZED, Ordering::Release);
+    // Chosen under the lock, before any later call: they all see the same choice.
+    let locking = provided == THREAD_MULTIPLE || crate::rma::progress_thread_requested();
+    HOME.locking.store(locking, Ordering::Relaxed);
     drop(guard);
     crate::dynamic::spawn::connect_parent(function)?;
     Ok(provided)
@@ -275,8 +369,9 @@ pub fn finalize(function: &str) -> MpiResult<()> {
 pub fn abort(code: i32, message: &str) -> ! {
     crate::stderr_line(message);
     // Another thread may hold the lock forever (it may be the one waiting on the peer
-    // that died); the launcher ends the job when this process exits anyway.
-    if let Ok(mut guard) = RUNTIME.try_lock() {
+    // that died), or this abort comes from inside a call; the launcher ends the job when
+    // this process exits anyway.
+    if let Some(mut guard) = enter_now() {
         if let Some(rt) = guard.as_mut() {
             let linger = Duration::from_millis(rt.cfg.abort_linger_ms);
             if let Some(pmi) = rt.pmi.as_mut() {

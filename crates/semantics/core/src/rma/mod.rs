@@ -36,6 +36,11 @@ pub use direct::{direct_view, try_direct, Contiguous, Direct};
 pub use shared::{allocate, allocate_shared, shared_query};
 pub use sync::*;
 
+/// Whether this process runs the one-sided progress thread (`CROSSMPI_RMA_PROGRESS_THREAD`).
+pub(crate) fn progress_thread_requested() -> bool {
+    progress_thread::requested()
+}
+
 pub type WinId = Id;
 
 /// Tags on a window's private context: requests to the target, the synchronisation

@@ -25,11 +25,17 @@ pub(super) fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
+/// Whether the environment asks for the thread (read by `MPI_Init` too: the runtime then
+/// takes its lock on every call, since this thread enters MPI beside the application's).
+pub(super) fn requested() -> bool {
+    env_u64("CROSSMPI_RMA_PROGRESS_THREAD", 0) != 0
+}
+
 /// Starts the thread on the first window creation, if the environment asks for it.
 pub(super) fn start_once() {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
-        if env_u64("CROSSMPI_RMA_PROGRESS_THREAD", 0) == 0 {
+        if !requested() {
             return;
         }
         let interval =
