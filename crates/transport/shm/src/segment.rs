@@ -194,6 +194,25 @@ impl Mapping {
         }
     }
 
+    /// Asks for the cache line at `offset` for writing (exclusively), without waiting:
+    /// a line this core is about to read and then write would otherwise cross twice,
+    /// shared for the read and once more to become writable.
+    fn prefetch_for_write(&self, offset: usize) {
+        assert!(offset < self.len);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint with no architectural effect; the address is inside
+        // the mapping (checked above). `prefetchw` itself, since `_mm_prefetch` with the
+        // write hint compiles to a plain read prefetch unless the crate is built for the
+        // `prfchw` feature; processors without it treat the opcode as a no-op.
+        unsafe {
+            std::arch::asm!(
+                "prefetchw [{0}]",
+                in(reg) self.base.add(offset),
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+    }
+
     fn write_u64(&self, offset: usize, value: u64) {
         assert!(offset + 8 <= self.len);
         // SAFETY: in bounds; written only by the creator before the segment is published.
@@ -391,6 +410,13 @@ impl Inbox {
         Some(self.map.bytes(data, len))
     }
 
+    /// Asks for the cell at the head of `sender`'s ring for writing (see
+    /// [`Inbox::pop`]'s hand-back), for a receiver that expects its next frame there soon
+    /// and has nothing to wait for meanwhile.
+    pub fn prefetch_head(&self, sender: usize) {
+        self.map.prefetch_for_write(self.heads[sender].cell);
+    }
+
     /// Consumes the frame [`Inbox::peek`] returned; once every frame of the cell is read,
     /// hands the cell back, unless the sender appended another meanwhile. Returns whether
     /// the cell went back.
@@ -556,6 +582,12 @@ impl Outbox {
         // whatever the caller does until then (in a ping-pong: waiting for the reply).
         self.map.prefetch(self.tail);
         self.receiver_sleeping()
+    }
+
+    /// Asks for the next cell to fill for writing, for a sender about to send again
+    /// (a broadcast root): [`Outbox::publish_fresh`] asks for it only for reading.
+    pub fn prefetch_tail(&self) {
+        self.map.prefetch_for_write(self.tail);
     }
 
     fn receiver_sleeping(&self) -> bool {

@@ -104,34 +104,43 @@ fn local_team(rt: &Runtime, c: &Comm) -> Option<LocalTeam> {
 impl Call {
     /// Takes the call's tag when the light path serves a call on `comm` moving at most
     /// `bytes` bytes between any two members, of collective `coll` (its
-    /// `CROSSMPI_COLL_` name), with `n_ok` accepting the member count.
+    /// `CROSSMPI_COLL_` name), with `n_ok` accepting the member count: fills `self` in
+    /// place and returns true, else returns false. In place rather than returned: a
+    /// returned call (its member table is 128 bytes) was copied on the way with loads
+    /// wider than the stores that wrote it, and such a load waits until every older
+    /// store has reached the cache, the previous call's write into a peer's ring among
+    /// them (a cross-core transfer; perf put a quarter of a 2-member broadcast there).
     fn open(
+        &mut self,
         rt: &mut Runtime,
         comm: CommId,
         coll: &str,
         bytes: u64,
         n_ok: impl FnOnce(usize) -> bool,
-    ) -> Option<Call> {
+    ) -> bool {
         if bytes > rt.st.shm_eager || forced(coll).is_some() {
-            return None;
+            return false;
         }
-        let c = rt.comms.get(comm)?;
+        let Some(c) = rt.comms.get(comm) else {
+            return false;
+        };
         let n = c.group.size();
         if c.remote.is_some() || !(2..=MAX_MEMBERS).contains(&n) || !n_ok(n) {
-            return None;
+            return false;
         }
         let me = c.rank;
-        let team = c.local_team.get_or_init(|| local_team(rt, c)).as_deref()?;
-        let mut members = [(0, 0); MAX_MEMBERS];
-        members[..n].copy_from_slice(team);
-        let c = rt.comms.get_mut(comm)?;
-        Some(Call {
-            context: c.coll_context(),
-            tag: take_tag(c),
-            me,
-            n,
-            members,
-        })
+        let Some(team) = c.local_team.get_or_init(|| local_team(rt, c)).as_deref() else {
+            return false;
+        };
+        self.members[..n].copy_from_slice(team);
+        let Some(c) = rt.comms.get_mut(comm) else {
+            return false;
+        };
+        self.context = c.coll_context();
+        self.tag = take_tag(c);
+        self.me = me;
+        self.n = n;
+        true
     }
 
     /// The other members, starting after this one (so that not everyone writes to
@@ -405,11 +414,22 @@ pub fn bcast(function: &str, comm: impl Which, buf: &UserBuf, root: i32) -> MpiR
         |rt, c, first| {
             if c.me != root_index {
                 c.poll_recv(rt, function, root_index, buf, &mut inbound)?;
-                return Ok(matches!(inbound, Inbound::Done));
+                let done = matches!(inbound, Inbound::Done);
+                if done {
+                    if let Some(shm) = rt.shm.as_ref() {
+                        shm.expect_from(c.members[root_index].1);
+                    }
+                }
+                return Ok(done);
             }
             if first {
                 for j in c.others() {
                     sending[j] = c.send(rt, j, buf);
+                }
+                if let Some(shm) = rt.shm.as_ref() {
+                    for j in c.others() {
+                        shm.expect_to(c.members[j].1);
+                    }
                 }
             }
             Ok(c.sends_done(rt, &mut sending))
@@ -430,15 +450,21 @@ fn drive(
     n_ok: impl FnOnce(usize) -> bool,
     mut step: impl FnMut(&mut Runtime, &Call, bool) -> MpiResult<bool>,
 ) -> MpiResult<bool> {
+    let mut c = Call {
+        context: 0,
+        tag: 0,
+        me: 0,
+        n: 0,
+        members: [(0, 0); MAX_MEMBERS],
+    };
     let first = runtime::with(function, |rt| {
         let id = comm(rt)?;
-        let Some(c) = Call::open(rt, id, coll, bytes, n_ok) else {
+        if !c.open(rt, id, coll, bytes, n_ok) {
             return Ok(None);
-        };
-        let done = step(rt, &c, true)?;
-        Ok(Some((c, done)))
+        }
+        step(rt, &c, true).map(Some)
     })?;
-    let Some((c, done)) = first else {
+    let Some(done) = first else {
         return Ok(false);
     };
     if !done {

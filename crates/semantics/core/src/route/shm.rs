@@ -98,6 +98,20 @@ impl ShmRoute {
         any
     }
 
+    /// Prepares the next message of a stream from local peer `local`: asks for the cell
+    /// it will arrive in (see [`Inbox::prefetch_head`]).
+    pub fn expect_from(&self, local: usize) {
+        self.inbox.prefetch_head(local);
+    }
+
+    /// Prepares the next message of a stream to local peer `local`: asks for the cell it
+    /// will go into (see [`Outbox::prefetch_tail`]).
+    pub fn expect_to(&self, local: usize) {
+        if let Some(out) = self.outboxes[local].as_ref() {
+            out.prefetch_tail();
+        }
+    }
+
     /// Offers the frame at the head of local peer `local`'s ring to `take`, and consumes
     /// it if `take` accepts it (a blocking receive's fast path).
     pub fn take_head<R>(
