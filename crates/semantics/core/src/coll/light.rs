@@ -415,7 +415,13 @@ pub fn bcast(function: &str, comm: impl Which, buf: &UserBuf, root: i32) -> MpiR
             if c.me != root_index {
                 c.poll_recv(rt, function, root_index, buf, &mut inbound)?;
                 let done = matches!(inbound, Inbound::Done);
-                if done {
+                // The message was there at the first look: the root runs ahead (a
+                // stream), so the next one is likely written already and the cell it
+                // lies in can come over writable (`expect_from`). A member that had to
+                // wait has the root at most one message ahead, about to write that very
+                // cell; asking for it then takes it away from the root (2 ranks, 8 B
+                // stream: 50.8 ns asking always, 47.3 asking only here; Open MPI 50.2).
+                if done && first {
                     if let Some(shm) = rt.shm.as_ref() {
                         shm.expect_from(c.members[root_index].1);
                     }
