@@ -1,10 +1,10 @@
 // ranks: 2 4 8
 // args: same mixed
 /* Collectives on communicators of one node's members (crossmpi's light path for small
- * blocking collectives, coll/light.rs), on pairs and on the whole world (up to 8
- * members): every collective of the path at sizes below and above the shared-memory
- * eager limit, in place, with a strided datatype, with a non-commutative operator (rank
- * order); long runs of back-to-back broadcasts (the root runs ahead until the rings
+ * blocking collectives, coll/light.rs), on pairs, on the whole world (up to 8 members)
+ * and on communicators of one member: every collective of the path at sizes below and
+ * above the shared-memory eager limit, in place, with a strided datatype, with a
+ * non-commutative operator (rank order); long runs of back-to-back broadcasts (the root runs ahead until the rings
  * fill); a wildcard user receive posted on the communicator all along (it must never
  * match collective traffic); nonblocking collectives in flight around blocking ones.
  * "mixed": rank 0 runs at MPI_THREAD_MULTIPLE, where its wait lets go of the lock
@@ -89,8 +89,8 @@ static void check_strided_and_user_op(MPI_Comm pair) {
   for (int p = 0; p < size; p++)
     for (int i = 0; i < 8; i++)
       CHECK(b[p * 8 + i] == (i % 2 ? -9 : 10 * p + i), "strided allgather [%d][%d]=%d", p, i, b[p * 8 + i]);
-  for (int i = 0; i < 8; i++) a[i] = i % 2 ? -5 : (me == 1 ? 3 * i : -1);
-  MPI_OK(MPI_Bcast(a, 1, every_other, 1, pair));
+  for (int i = 0; i < 8; i++) a[i] = i % 2 ? -5 : (me == size - 1 ? 3 * i : -1);
+  MPI_OK(MPI_Bcast(a, 1, every_other, size - 1, pair));
   for (int i = 0; i < 8; i++) CHECK(a[i] == (i % 2 ? -5 : 3 * i), "strided bcast [%d]=%d", i, a[i]);
   MPI_OK(MPI_Type_free(&every_other));
 
@@ -176,20 +176,23 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
   t_setup("coll_light");
   if (multiple) CHECK(provided == MPI_THREAD_MULTIPLE || t_peer(), "provided %d", provided);
-  MPI_Comm pair, world;
+  MPI_Comm pair, world, alone;
   MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, wrank / 2, wrank, &pair));
   MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &world));
-  MPI_Comm comms[2] = {pair, world};
-  for (int c = 0; c < 2; c++) {
+  MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, wrank, 0, &alone));
+  MPI_Comm comms[3] = {pair, world, alone};
+  const int sizes[3] = {2, 0, 1}; /* 0: the world's, up to 8 */
+  for (int c = 0; c < 3; c++) {
     MPI_OK(MPI_Comm_rank(comms[c], &me));
     MPI_OK(MPI_Comm_size(comms[c], &size));
-    CHECK(size <= 8 && (c == 1 || size == 2), "communicator %d of size %d", c, size);
+    CHECK(size <= 8 && (sizes[c] == 0 || size == sizes[c]), "communicator %d of size %d", c, size);
     check_isolation(comms[c]);
     check_strided_and_user_op(comms[c]);
     check_streams(comms[c]);
   }
   MPI_OK(MPI_Comm_free(&pair));
   MPI_OK(MPI_Comm_free(&world));
+  MPI_OK(MPI_Comm_free(&alone));
   t_finish();
   return 0;
 }

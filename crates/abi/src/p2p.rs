@@ -1052,20 +1052,6 @@ pub(crate) fn sendrecv(
     status: *mut MpiStatus,
 ) -> c_int {
     call(Scope::Comm(comm), || {
-        // Light path: a small dense send that goes straight into a local peer's ring, then
-        // the blocking receive, under one lock (the receive's arguments are checked first,
-        // so an erroneous call sends nothing).
-        if let Some(len) = dense_len(sendbuf, sendcount, sendtype) {
-            let r = buffer(f, recvbuf, recvcount, recvtype)?;
-            let capacity = r.bytes();
-            let send = userbuf::bytes(sendbuf as usize, len);
-            let resolved = |rt: &Runtime| resolve(rt, f, comm);
-            let done = p2p::sendrecv_inline(f, resolved, &send, dest, sendtag, r, source, recvtag)?;
-            if let Some(st) = done {
-                store_status(status, &st);
-                return status_error(f, &st, capacity);
-            }
-        }
         // With MPI_PROC_NULL on a side there is no order to keep between the halves
         // (posting the receive first is what keeps two exchanging ranks from
         // deadlocking): the null side's arguments are checked, and the other side runs
@@ -1097,6 +1083,20 @@ pub(crate) fn sendrecv(
                 ),
                 (true, true) => with_comm(f, comm, |_, _| Ok(())),
             };
+        }
+        // Light path: a small dense send that goes straight into a local peer's ring, then
+        // the blocking receive, under one lock (the receive's arguments are checked first,
+        // so an erroneous call sends nothing).
+        if let Some(len) = dense_len(sendbuf, sendcount, sendtype) {
+            let r = buffer(f, recvbuf, recvcount, recvtype)?;
+            let capacity = r.bytes();
+            let send = userbuf::bytes(sendbuf as usize, len);
+            let resolved = |rt: &Runtime| resolve(rt, f, comm);
+            let done = p2p::sendrecv_inline(f, resolved, &send, dest, sendtag, r, source, recvtag)?;
+            if let Some(st) = done {
+                store_status(status, &st);
+                return status_error(f, &st, capacity);
+            }
         }
         let (r, capacity) = start_recv(f, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let send = start_send(

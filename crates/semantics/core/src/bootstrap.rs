@@ -36,8 +36,8 @@ pub struct Boot {
     /// same cards, so they agree, as a collective algorithm choosing by it requires.
     pub node_crowded: bool,
     /// The ranks of this process's node bound themselves to processors
-    /// (`crate::binding`; decided from `node_crowded` and `CROSSMPI_BIND`, so alike on
-    /// the node, whether or not the system call succeeded).
+    /// (`crate::binding`; decided from the cards, as `node_crowded` is, and
+    /// `CROSSMPI_BIND`, so alike on the node, whether or not the system call succeeded).
     pub node_bound: bool,
     /// Processors this process could run on at start, before it bound itself to one
     /// (`crate::binding`): what the waiting policy weighs the machine's ranks against.
@@ -171,12 +171,26 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> MpiError {
 /// Whether node `node` holds more ranks (of those `cards` describe) than the fewest
 /// processors any of them may run on: its ranks then take turns on the processors.
 fn crowded(cards: &[Card], node: u64) -> bool {
+    let (ranks, fewest) = node_load(cards, node);
+    ranks > fewest
+}
+
+/// Whether `node`'s ranks are at least as many as the fewest processors any of them may
+/// run on: every processor is taken by one of them (the binding rule,
+/// [`crate::binding::Binding::applies`]).
+fn full(cards: &[Card], node: u64) -> bool {
+    let (ranks, fewest) = node_load(cards, node);
+    ranks > 0 && ranks >= fewest
+}
+
+/// The ranks on `node` and the fewest processors any of them may run on.
+fn node_load(cards: &[Card], node: u64) -> (usize, usize) {
     let on_node = || cards.iter().filter(|c| c.node == node);
     let fewest = on_node()
         .map(|c| c.cpus as usize)
         .min()
         .unwrap_or(usize::MAX);
-    on_node().count() > fewest
+    (on_node().count(), fewest)
 }
 
 pub fn boot(cfg: &Config) -> MpiResult<Boot> {
@@ -297,7 +311,7 @@ fn with_launcher(cfg: &Config, mut pmi: Client) -> MpiResult<Boot> {
     let node_crowded = crowded(&cards, node);
     // Bound before the shared memory is created, so that it is first touched from the
     // processor that uses it.
-    let node_bound = cfg.bind.applies(node_crowded);
+    let node_bound = cfg.bind.applies(full(&cards, node));
     if node_bound {
         if let Err(e) = crate::binding::bind(my_local, local_world.len()) {
             crate::say!("crossmpi: rank {me} runs unbound: CROSSMPI_BIND: {e}");
@@ -740,6 +754,30 @@ mod tests {
         assert!(!crowded(&cards, 9));
         assert!(!crowded(&[card(7, 4), card(7, 4)], 7));
         assert!(!crowded(&cards, 8), "a node without ranks");
+    }
+
+    #[test]
+    fn a_node_is_full_when_its_ranks_take_every_processor() {
+        let card = |node, cpus| Card {
+            node,
+            pid: 1,
+            addrs: vec![],
+            cpus,
+        };
+        assert!(
+            full(&[card(7, 2), card(7, 2)], 7),
+            "two ranks, two processors"
+        );
+        assert!(
+            full(&[card(7, 2), card(7, 2), card(7, 2)], 7),
+            "crowded is full too"
+        );
+        assert!(!full(&[card(7, 2)], 7), "one rank leaves a processor free");
+        assert!(
+            full(&[card(7, 4), card(7, 1)], 7),
+            "the fewest processors count"
+        );
+        assert!(!full(&[card(7, 2)], 8), "a node without ranks");
     }
 
     #[test]
