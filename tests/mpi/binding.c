@@ -1,7 +1,7 @@
 // ranks: 1 2 3 4 8
 // impi: skip every cluster binds its own ranks; the clusters share this machine's processors
-/* Binding (CROSSMPI_BIND=auto, the default): when a node holds more ranks than
- * processors, every rank is bound to one processor, the node's ranks in equal blocks
+/* Binding (CROSSMPI_BIND=auto, the default): when a node holds at least as many ranks
+ * as processors, every rank is bound to one processor, the node's ranks in equal blocks
  * of consecutive ranks, in order (local rank i of n on processor i * p / n of the p it
  * could run on, which the test takes from its launcher's mask); otherwise no rank is
  * bound. crossmpi only: other MPIs bind by their own rules. */
@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   int allowed = CPU_COUNT(&now), first = -1;
   for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
     if (CPU_ISSET(c, &now)) first = c;
-  if (locals > ncpus) {
+  if (locals >= ncpus) {
     int expected = cpus[(long)local * ncpus / locals];
     CHECK(allowed == 1 && first == expected,
           "local rank %d of %d on %d processors: allowed %d processors from %d, expected only %d", local,
