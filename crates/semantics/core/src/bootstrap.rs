@@ -180,10 +180,11 @@ fn crowded(cards: &[Card], node: u64) -> bool {
 /// [`crate::binding::Binding::applies`]).
 fn full(cards: &[Card], node: u64) -> bool {
     let (ranks, fewest) = node_load(cards, node);
-    ranks > 0 && ranks >= fewest
+    ranks >= fewest
 }
 
-/// The ranks on `node` and the fewest processors any of them may run on.
+/// The ranks on `node` and the fewest processors any of them may run on (`usize::MAX`
+/// on a node without ranks, which is thus neither crowded nor full).
 fn node_load(cards: &[Card], node: u64) -> (usize, usize) {
     let on_node = || cards.iter().filter(|c| c.node == node);
     let fewest = on_node()
