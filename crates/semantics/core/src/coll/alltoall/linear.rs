@@ -20,7 +20,6 @@ pub fn build_in_pieces(
     piece: &dyn Fn(usize) -> usize,
 ) {
     let n = t.size();
-    s.copy(out[t.me], into[t.me]);
     for k in 1..n {
         let from = (t.me + n - k) % n;
         recv_pieces(s, t.peer(from), into[from], piece(from), 0);
@@ -29,5 +28,8 @@ pub fn build_in_pieces(
         let to = (t.me + k) % n;
         send_pieces(s, t.peer(to), out[to], piece(to), 0);
     }
+    // The own block last: the peers can pull what was just offered to them while this
+    // member copies.
+    s.copy(out[t.me], into[t.me]);
     s.wait();
 }
