@@ -3,8 +3,22 @@
  * multiplies 2x2 matrices modulo a prime: the result is the product in rank order
  * (M_0 * M_1 * ... * M_{n-1}) and only that order gives it, so any algorithm combining
  * in another order fails. A commutative user operator (sum) runs through the large
- * vector paths too. */
+ * vector paths too. Both operators call MPI themselves (as Open MPI and MPICH allow),
+ * in blocking and nonblocking collectives. */
 #include "common.h"
+
+/* What the operators' own MPI calls found wrong, checked after each collective. */
+static int op_calls, op_bad;
+
+static void op_asks_mpi(MPI_Datatype type, int type_size) {
+  int size = -1, rank = -1, bytes = -1, flag = 0, level = -1;
+  op_calls++;
+  if (MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS || size != t_size) op_bad++;
+  if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS || rank != t_rank) op_bad++;
+  if (MPI_Type_size(type, &bytes) != MPI_SUCCESS || bytes != type_size) op_bad++;
+  if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) op_bad++;
+  if (MPI_Query_thread(&level) != MPI_SUCCESS || level < MPI_THREAD_SINGLE) op_bad++;
+}
 
 #define P 1000003u
 typedef struct { unsigned a, b, c, d; } mat;
@@ -20,13 +34,13 @@ static mat mul(mat x, mat y) {
 
 /* MPI: inout = in op inout, with `in` the lower ranks' part. */
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *type) {
-  (void)type;
+  op_asks_mpi(*type, (int)sizeof(mat));
   mat *x = in, *y = inout;
   for (int i = 0; i < *len; i++) y[i] = mul(x[i], y[i]);
 }
 
 static void usum(void *in, void *inout, int *len, MPI_Datatype *type) {
-  (void)type;
+  op_asks_mpi(*type, (int)sizeof(int));
   int *x = in, *y = inout;
   for (int i = 0; i < *len; i++) y[i] += x[i];
 }
@@ -106,6 +120,18 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Reduce(x, y, 5, MPI_INT, cs, n - 1, MPI_COMM_WORLD));
   if (t_rank == n - 1)
     for (int i = 0; i < 5; i++) CHECK(y[i] == n * (n - 1) / 2 + n * i, "user sum reduce [%d]", i);
+
+  /* nonblocking, completed by MPI_Test (the operator runs between tests) and MPI_Wait */
+  MPI_Request req;
+  MPI_OK(MPI_Iallreduce(x, y, 1000, MPI_INT, cs, MPI_COMM_WORLD, &req));
+  for (int done = 0; !done;) MPI_OK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+  for (int i = 0; i < 1000; i++) CHECK(y[i] == n * (n - 1) / 2 + n * i, "iallreduce user sum [%d]", i);
+  mat mine = m_of(t_rank, 0), got;
+  MPI_OK(MPI_Iscan(&mine, &got, 1, mt, nc, MPI_COMM_WORLD, &req));
+  MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  CHECK(same(got, prod(0, t_rank + 1, 0)), "iscan out of order");
+  CHECK(op_bad == 0, "%d of the operators' %d MPI call rounds went wrong", op_bad, op_calls);
+  CHECK(n == 1 || op_calls > 0, "no operator ran");
   free(x);
   free(y);
 

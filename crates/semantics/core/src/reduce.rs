@@ -6,8 +6,10 @@
 //! elements of the datatype, packed contiguously.
 
 use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::userbuf::UserBuf;
 use crossmpi_datatype::op::{self, Op};
 use crossmpi_datatype::Datatype;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A user reduction: called with (input, inout, count, datatype) on packed data.
@@ -58,6 +60,30 @@ impl ReduceOp {
         }
     }
 
+    /// A user operator's combination of `input` into `inout` as a [`Deferred`] call, and
+    /// the flag it sets once done; None for a predefined operator, which runs in place.
+    pub fn defer(
+        &self,
+        input: UserBuf,
+        inout: UserBuf,
+        count: u64,
+        dtype: &Datatype,
+    ) -> Option<(Deferred, Arc<AtomicBool>)> {
+        let ReduceOp::User { f, .. } = self else {
+            return None;
+        };
+        let done = Arc::new(AtomicBool::new(false));
+        let call = Deferred {
+            f: f.clone(),
+            input,
+            inout,
+            count,
+            dtype: dtype.clone(),
+            done: done.clone(),
+        };
+        Some((call, done))
+    }
+
     /// Checks, before any data moves, that the operator is defined for the datatype.
     pub fn check(&self, function: &str, dtype: &Datatype) -> MpiResult<()> {
         match self {
@@ -77,6 +103,31 @@ impl ReduceOp {
                 )),
             },
         }
+    }
+}
+
+/// A user operator's combination that progress met while a call held the runtime, run
+/// once the runtime is let go (`runtime::run_deferred`): the user's function may call MPI
+/// itself (`MPI_Comm_rank`, `MPI_Type_size`, `MPI_Abort`, ...), as Open MPI and MPICH
+/// allow, and a call made while another holds the runtime could not go in.
+pub struct Deferred {
+    f: Arc<UserReduce>,
+    input: UserBuf,
+    inout: UserBuf,
+    count: u64,
+    dtype: Datatype,
+    done: Arc<AtomicBool>,
+}
+
+impl Deferred {
+    pub fn run(self) {
+        (self.f)(
+            self.input.read().0,
+            self.inout.write().0,
+            self.count,
+            &self.dtype,
+        );
+        self.done.store(true, Ordering::Release);
     }
 }
 

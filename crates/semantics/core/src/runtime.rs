@@ -62,6 +62,8 @@ pub struct Runtime {
     pub colls: crate::coll::sched::Active,
     /// Ports, and the processes of other jobs in the process table.
     pub dynamic: crate::dynamic::Dynamic,
+    /// User operators progress met, to run once the call lets the runtime go.
+    pub deferred: Vec<crate::reduce::Deferred>,
     wait_policy: WaitPolicy,
 }
 
@@ -229,10 +231,26 @@ pub fn init(function: &str, required: i32) -> MpiResult<i32> {
 /// Runs `f` on the runtime, or fails when MPI is not (or no longer) initialized.
 pub fn with<R>(function: &str, f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
     let mut guard = lock();
-    match guard.as_mut() {
+    let r = match guard.as_mut() {
         Some(rt) => f(rt),
         None => Err(not_initialized(function)),
+    };
+    run_deferred(guard);
+    r
+}
+
+/// Lets the runtime go and runs the user operators progress deferred
+/// ([`crate::reduce::Deferred`]); true if there were any (the guard was let go then).
+fn run_deferred(mut guard: Guard) -> bool {
+    let calls = match guard.as_mut() {
+        Some(rt) if !rt.deferred.is_empty() => std::mem::take(&mut rt.deferred),
+        _ => return false,
+    };
+    drop(guard);
+    for call in calls {
+        call.run();
     }
+    true
 }
 
 pub fn not_initialized(function: &str) -> MpiError {
@@ -287,11 +305,18 @@ pub fn wait_for_polling<R>(
             continue;
         }
         let progressed = rt.progress();
+        if !rt.deferred.is_empty() {
+            run_deferred(guard);
+            guard = lock();
+            waiter.busy();
+            continue;
+        }
         if progressed {
             waiter.busy();
         } else if waiter.idle() {
             rt.set_sleeping(true);
-            let progressed = rt.progress();
+            // Deferred user operators count as progress: they run before any sleep.
+            let progressed = rt.progress() || !rt.deferred.is_empty();
             if let Some(r) = check(rt) {
                 rt.set_sleeping(false);
                 return Ok(r);
@@ -504,6 +529,7 @@ impl Runtime {
         Runtime {
             dynamic: crate::dynamic::Dynamic::new(job, size),
             wait_policy: WaitPolicy::new(cfg.spin_us, cfg.yield_us, machine_ranks, cpus),
+            deferred: Vec::new(),
             cfg,
             rank,
             size,

@@ -238,12 +238,16 @@ fn slot(i: usize, len: usize) -> std::ops::Range<usize> {
 struct Plan<O, I> {
     out: O,
     into: I,
+    /// `finish` runs the user's code (an operator, which may call MPI), so it runs once
+    /// the call has let the runtime go: a call made while another holds it cannot go in.
+    user_code: bool,
 }
 
 /// Runs one light-path call when it applies (else `Ok(false)`, and nothing happened).
 /// `n_ok` accepts the member count; `finish` runs once every message has arrived and
-/// gone, with this member's index, the member count and the slots ([`slot`]); the
-/// scratch memory is kept for the next call.
+/// gone (after the call, when it runs user code: [`Plan::user_code`]), with this
+/// member's index, the member count and the slots ([`slot`]); the scratch memory is kept
+/// for the next call.
 fn run<O, I>(
     function: &str,
     comm: impl Which,
@@ -266,7 +270,9 @@ where
     let mut pending = [0usize; MAX_MEMBERS];
     let mut npending = 0;
     let mut scratch = Vec::new();
-    drive(function, comm, coll, bytes, n_ok, |rt, c, first| {
+    // This member's index and the member count, for a `finish` run after the call.
+    let mut members = (0, 0);
+    let taken = drive(function, comm, coll, bytes, n_ok, |rt, c, first| {
         if first {
             scratch = std::mem::take(&mut rt.colls.light_scratch);
             let need = slot(c.n, len).start + 15;
@@ -303,11 +309,25 @@ where
         if npending > 0 || !sent {
             return Ok(false);
         }
+        members = (c.me, c.n);
+        if plan.user_code {
+            return Ok(true);
+        }
         let finish = finish.take().expect("finished once");
         let done = finish(c.me, c.n, aligned(&mut scratch));
         rt.colls.light_scratch = std::mem::take(&mut scratch);
         done.map(|_| true)
-    })
+    })?;
+    if !taken || !plan.user_code {
+        return Ok(taken);
+    }
+    let finish = finish.take().expect("finished once");
+    let done = finish(members.0, members.1, aligned(&mut scratch));
+    runtime::with(function, |rt| {
+        rt.colls.light_scratch = std::mem::take(&mut scratch);
+        Ok(())
+    })?;
+    done.map(|_| true)
 }
 
 /// A member's packed data: borrowed when dense, else packed into `scratch`.
@@ -507,6 +527,7 @@ pub fn allreduce(
         Plan {
             out: |_, _| mine.clone(),
             into: |_| Into::Slot,
+            user_code: matches!(op, ReduceOp::User { .. }),
         },
         |me, n, slots| {
             let len = recv.bytes() as usize;
@@ -545,6 +566,7 @@ pub fn alltoall(
         Plan {
             out: |_, j| send.get(j),
             into: |j| Into::Buf(recv.get(j)),
+            user_code: false,
         },
         |me, _, _| {
             let mut scratch = Vec::new();
@@ -572,6 +594,7 @@ pub fn allgather(
         Plan {
             out: |me, _| send.cloned().unwrap_or_else(|| blocks.get(me)),
             into: |j| Into::Buf(blocks.get(j)),
+            user_code: false,
         },
         |me, _, _| {
             if let Some(s) = send {

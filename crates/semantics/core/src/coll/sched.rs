@@ -27,6 +27,7 @@ use crate::request::{ReqId, ReqKind, Request, SendMode, Status};
 use crate::runtime::{self, Runtime};
 use crate::userbuf::{self, UserBuf};
 use crossmpi_datatype::Datatype;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Tags below this value are left to the internal fixed-tag users of the context.
@@ -147,6 +148,11 @@ pub struct Sched<'f> {
     reduction: Option<(ReduceOp, Datatype)>,
     next: usize,
     finished: bool,
+    /// Set once the user operator of the last `Reduce` step has run ([`Deferred`]): the
+    /// steps after it wait for it.
+    ///
+    /// [`Deferred`]: crate::reduce::Deferred
+    user_reduction: Option<Arc<AtomicBool>>,
     /// Receives from peers on this node are taken straight from their rings
     /// ([`Direct`]): set for blocking calls of processes below `MPI_THREAD_MULTIPLE`.
     direct: bool,
@@ -227,6 +233,7 @@ impl<'f> Sched<'f> {
             reduction: None,
             next: 0,
             finished: false,
+            user_reduction: None,
             direct: false,
         })
     }
@@ -404,6 +411,12 @@ impl<'f> Sched<'f> {
             return Advance::Done(Ok(()));
         }
         loop {
+            if let Some(done) = &self.user_reduction {
+                if !done.load(Ordering::Acquire) {
+                    return Advance::Running;
+                }
+                self.user_reduction = None;
+            }
             if !self.b.direct.is_empty() {
                 self.poll_direct(rt);
                 if !self.b.direct.is_empty() {
@@ -436,6 +449,10 @@ impl<'f> Sched<'f> {
                 if sent && self.b.steps[i].is_local() {
                     rt.flush();
                     sent = false;
+                }
+                if let Some(done) = self.defer_user_reduction(rt, i) {
+                    self.user_reduction = Some(done);
+                    return Advance::Running;
                 }
                 if let Err(e) = self.run_step(rt, i, &mut sent) {
                     self.finished = true;
@@ -525,6 +542,24 @@ impl Sched<'_> {
         });
     }
 
+    /// Hands a `Reduce` step with a user operator to the runtime, to run once it is let go
+    /// (the operator may call MPI: [`crate::reduce::Deferred`]); the flag it will set.
+    fn defer_user_reduction(&self, rt: &mut Runtime, i: usize) -> Option<Arc<AtomicBool>> {
+        let Step::Reduce { input, inout } = self.b.steps[i] else {
+            return None;
+        };
+        let (op, dtype) = self.reduction.as_ref()?;
+        let count = Self::elements(dtype, inout);
+        let (call, done) = op.defer(self.slice(input), self.slice(inout), count, dtype)?;
+        rt.deferred.push(call);
+        Some(done)
+    }
+
+    /// Elements of `dtype` in a span of packed data.
+    fn elements(dtype: &Datatype, s: Span) -> u64 {
+        (s.len / dtype.size().max(1) as usize) as u64
+    }
+
     /// Runs a local step (reduce, copy, unpack; nothing for the others).
     fn run_local(&mut self, i: usize) -> MpiResult<()> {
         match self.b.steps[i] {
@@ -533,16 +568,10 @@ impl Sched<'_> {
                     .reduction
                     .as_ref()
                     .expect("reduce step in a schedule without a reduction");
-                let size = dtype.size().max(1) as usize;
                 let a = self.slice(input);
                 let b = self.slice(inout);
-                op.apply(
-                    self.function,
-                    a.read().0,
-                    b.write().0,
-                    (inout.len / size) as u64,
-                    dtype,
-                )?;
+                let count = Self::elements(dtype, inout);
+                op.apply(self.function, a.read().0, b.write().0, count, dtype)?;
             }
             Step::Copy { from, to } => {
                 let a = self.slice(from);

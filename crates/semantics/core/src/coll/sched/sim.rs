@@ -38,6 +38,7 @@ impl Sched<'static> {
             reduction: None,
             next: 0,
             finished: false,
+            user_reduction: None,
             direct: false,
         }
     }
