@@ -137,6 +137,14 @@ struct Guard {
     locked: Option<MutexGuard<'static, ()>>,
 }
 
+impl Guard {
+    fn holding(locked: MutexGuard<'static, ()>) -> Guard {
+        Guard {
+            locked: Some(locked),
+        }
+    }
+}
+
 impl std::ops::Deref for Guard {
     type Target = Option<Runtime>;
     fn deref(&self) -> &Option<Runtime> {
@@ -181,10 +189,9 @@ fn lock() -> Guard {
 /// waited for).
 fn enter() -> Option<Guard> {
     if HOME.locking.load(Ordering::Relaxed) {
-        let locked = HOME.lock.lock().unwrap_or_else(|p| p.into_inner());
-        return Some(Guard {
-            locked: Some(locked),
-        });
+        return Some(Guard::holding(
+            HOME.lock.lock().unwrap_or_else(|p| p.into_inner()),
+        ));
     }
     if HOME.busy.load(Ordering::Relaxed) {
         return None;
@@ -197,10 +204,7 @@ fn enter() -> Option<Guard> {
 /// the lock or is inside.
 fn enter_now() -> Option<Guard> {
     if HOME.locking.load(Ordering::Relaxed) {
-        let locked = HOME.lock.try_lock().ok()?;
-        return Some(Guard {
-            locked: Some(locked),
-        });
+        return HOME.lock.try_lock().ok().map(Guard::holding);
     }
     enter()
 }
