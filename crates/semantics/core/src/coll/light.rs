@@ -309,8 +309,8 @@ where
         if npending > 0 || !sent {
             return Ok(false);
         }
-        members = (c.me, c.n);
         if plan.user_code {
+            members = (c.me, c.n);
             return Ok(true);
         }
         let finish = finish.take().expect("finished once");

@@ -551,7 +551,7 @@ impl Sched<'_> {
         let (op, dtype) = self.reduction.as_ref()?;
         let count = Self::elements(dtype, inout);
         let (call, done) = op.defer(self.slice(input), self.slice(inout), count, dtype)?;
-        rt.deferred.push(call);
+        rt.defer(call);
         Some(done)
     }
 
