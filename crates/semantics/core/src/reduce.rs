@@ -60,6 +60,11 @@ impl ReduceOp {
         }
     }
 
+    /// A user's operator (which may call MPI: see [`Deferred`]).
+    pub fn is_user(&self) -> bool {
+        matches!(self, ReduceOp::User { .. })
+    }
+
     /// A user operator's combination of `input` into `inout` as a [`Deferred`] call, and
     /// the flag it sets once done; None for a predefined operator, which runs in place.
     pub fn defer(

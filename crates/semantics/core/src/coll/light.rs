@@ -527,7 +527,7 @@ pub fn allreduce(
         Plan {
             out: |_, _| mine.clone(),
             into: |_| Into::Slot,
-            user_code: matches!(op, ReduceOp::User { .. }),
+            user_code: op.is_user(),
         },
         |me, n, slots| {
             let len = recv.bytes() as usize;

@@ -548,7 +548,7 @@ impl Sched<'_> {
         let Step::Reduce { input, inout } = self.b.steps[i] else {
             return None;
         };
-        let (op, dtype) = self.reduction.as_ref()?;
+        let (op, dtype) = self.reduction.as_ref().filter(|(op, _)| op.is_user())?;
         let count = Self::elements(dtype, inout);
         let (call, done) = op.defer(self.slice(input), self.slice(inout), count, dtype)?;
         rt.defer(call);
