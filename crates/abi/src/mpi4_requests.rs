@@ -8,9 +8,15 @@
 //! `MPI_Grequest_complete` and its `query_fn` has filled the status. [`release`] runs when
 //! the request is freed (its `free_fn`, the parts' buffers).
 //!
-//! The generalized-request callbacks run inside the completing call with the library's
-//! lock held: they may use the `MPI_Status_set_*` functions (as the standard's examples
-//! do) but not communicate.
+//! The generalized-request callbacks may call MPI (as Open MPI and MPICH allow: a
+//! `free_fn` that frees the communicator its operation used, a `cancel_fn` that completes
+//! the request), so none runs while the runtime is held. A call that may complete one
+//! runs the `query_fn`s that are due before it takes the runtime ([`answer_queries`]);
+//! one completed while the call waits (by another thread, or by a callback) has its
+//! `query_fn` queued to the runtime's deferred user code. A `free_fn` is queued by the
+//! thread whose call released the request and run by that call on its way out
+//! ([`then_free`]), which returns its error; `MPI_Cancel` calls `cancel_fn` after
+//! leaving the runtime.
 
 use crate::consts::*;
 use crate::error::{call, Scope};
@@ -20,10 +26,11 @@ use crate::util::out;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::request::{ReqId, ReqKind, Request, SendMode, Status};
 use crossmpi_core::runtime::{self, Runtime};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 type QueryFn = extern "C" fn(*mut c_void, *mut MpiStatus) -> c_int;
@@ -48,9 +55,39 @@ struct Generalized {
     free: Option<FreeFn>,
     cancel: Option<CancelFn>,
     extra_state: usize,
-    /// `query_fn` has run (it runs once, when the request is first found complete).
-    queried: bool,
+    stage: Stage,
+    /// Tells this request from a later one in the same slot: a queued `query_fn` runs
+    /// only if its request is still there.
+    serial: u64,
 }
+
+/// Where a generalized request is on its way to the Wait or Test that completes it,
+/// whose `query_fn` call comes between `Completed` and `Answered`.
+#[derive(Clone, Copy)]
+enum Stage {
+    /// Its user has not called `MPI_Grequest_complete` yet.
+    Running,
+    /// Completed by its user; `query_fn` is due.
+    Completed,
+    /// `query_fn` runs, or is queued to.
+    Querying,
+    /// `query_fn`'s status, for the core request to finish with.
+    Answered(Status),
+    /// The core request finished with that status.
+    Finished,
+}
+
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// `free_fn`s of generalized requests this thread's call released, with their
+    /// `extra_state`: run by [`then_free`] once the call let the runtime go.
+    static FREES: RefCell<Vec<(FreeFn, usize)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many `free_fn`s wait in some thread's [`FREES`]: while none do (nearly always), a
+/// call's way out costs one load.
+static FREES_QUEUED: AtomicUsize = AtomicUsize::new(0);
 
 enum Composed {
     Compound(Compound),
@@ -205,68 +242,175 @@ pub fn settle(rt: &mut Runtime, h: usize) {
             t.remove(&id.index);
             finish(rt, id, status);
         }
-        Composed::Generalized(g) => {
-            let complete = rt.st.requests.get(id).is_some_and(|r| r.complete);
-            if !complete || g.queried {
-                return;
+        Composed::Generalized(g) => match g.stage {
+            Stage::Completed => {
+                // Completed while this call waited: its query_fn runs once the runtime
+                // is let go, and a later round finishes the request.
+                g.stage = Stage::Querying;
+                let (slot, serial) = (id.index, g.serial);
+                rt.defer(Box::new(move || answer(slot, Some(serial))));
             }
-            g.queried = true;
-            let mut s = MpiStatus::from_core(&rt.st.requests.get(id).unwrap().status);
-            if let Some(query) = g.query {
-                let rc = query(g.extra_state as *mut c_void, &mut s);
-                if rc != 0 {
-                    s.error = rc;
-                }
+            Stage::Answered(status) => {
+                g.stage = Stage::Finished;
+                finish(rt, id, status);
             }
-            let status = Status {
-                source: s.source,
-                tag: s.tag,
-                error: s.error,
-                bytes: s.bytes(),
-                cancelled: s.cancelled(),
-            };
-            finish(rt, id, status);
+            Stage::Running | Stage::Querying | Stage::Finished => {}
+        },
+    }
+}
+
+/// Runs the `query_fn` of every generalized request among `hs` its user has completed:
+/// called by Wait and Test before they take the runtime. (Waitany and Testany ask every
+/// completed one; those they do not complete this time keep their status for the call
+/// that does.)
+pub fn answer_queries(hs: &[usize]) {
+    if nothing_composed() {
+        return;
+    }
+    for &h in hs {
+        if let Some(slot) = handle::decode(Kind::Request, h) {
+            answer(slot, None);
         }
     }
 }
 
-/// Forgets a composed request whose handle was freed: runs a generalized request's
-/// `free_fn`. Returns its error code (0 on success).
-pub fn release(h: usize) -> c_int {
-    if nothing_composed() {
-        return 0;
-    }
-    let Some(slot) = handle::decode(Kind::Request, h) else {
-        return 0;
+/// Runs the `query_fn` of the generalized request in `slot` if it is due (`queued`:
+/// the serial of the request that queued it) and keeps the status it fills.
+fn answer(slot: u32, queued: Option<u64>) {
+    let (query, extra_state, serial) = {
+        let mut guard = table();
+        let Some(Composed::Generalized(g)) = guard.as_mut().and_then(|t| t.get_mut(&slot)) else {
+            return;
+        };
+        let due = match queued {
+            None => matches!(g.stage, Stage::Completed),
+            Some(serial) => g.serial == serial && matches!(g.stage, Stage::Querying),
+        };
+        if !due {
+            return;
+        }
+        g.stage = Stage::Querying;
+        (g.query, g.extra_state, g.serial)
     };
-    let entry = table().as_mut().and_then(|t| t.remove(&slot));
-    match entry {
-        Some(Composed::Generalized(Generalized {
-            free: Some(free),
-            extra_state,
-            ..
-        })) => free(extra_state as *mut c_void),
-        _ => 0,
+    let status = run_query(query, extra_state);
+    if let Some(Composed::Generalized(g)) = table().as_mut().and_then(|t| t.get_mut(&slot)) {
+        if g.serial == serial {
+            g.stage = Stage::Answered(status);
+        }
     }
 }
 
-/// `MPI_Cancel` on a generalized request: its `cancel_fn`, told whether it completed.
-/// `None` for any other request.
-pub fn cancel(rt: &Runtime, h: usize) -> Option<c_int> {
+/// The status a generalized request's `query_fn` fills (its error code, if it fails).
+fn run_query(query: Option<QueryFn>, extra_state: usize) -> Status {
+    let mut s = MpiStatus::from_core(&Status::default());
+    if let Some(query) = query {
+        let rc = query(extra_state as *mut c_void, &mut s);
+        if rc != 0 {
+            s.error = rc;
+        }
+    }
+    Status {
+        source: s.source,
+        tag: s.tag,
+        error: s.error,
+        bytes: s.bytes(),
+        cancelled: s.cancelled(),
+    }
+}
+
+/// `MPI_Request_get_status` on a generalized request (`None` for any other): whether
+/// its user completed it, with the status its `query_fn` gives now. The standard calls
+/// `query_fn` on every such call, and again in the Wait or Test that completes it, so
+/// the request's stage does not change.
+pub fn query_now(h: usize) -> Option<Option<Status>> {
+    if nothing_composed() {
+        return None;
+    }
+    let slot = handle::decode(Kind::Request, h)?;
+    let (query, extra_state, complete) = match table().as_ref()?.get(&slot)? {
+        Composed::Generalized(g) => (g.query, g.extra_state, !matches!(g.stage, Stage::Running)),
+        Composed::Compound(_) => return None,
+    };
+    Some(complete.then(|| run_query(query, extra_state)))
+}
+
+/// Forgets a composed request whose handle was freed; a generalized request's `free_fn`
+/// is queued for [`then_free`].
+pub fn release(h: usize) {
+    if nothing_composed() {
+        return;
+    }
+    let Some(slot) = handle::decode(Kind::Request, h) else {
+        return;
+    };
+    let entry = table().as_mut().and_then(|t| t.remove(&slot));
+    if let Some(Composed::Generalized(Generalized {
+        free: Some(free),
+        extra_state,
+        ..
+    })) = entry
+    {
+        FREES.with(|q| q.borrow_mut().push((free, extra_state)));
+        FREES_QUEUED.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Runs `body`, a call that may release generalized requests, then their `free_fn`s
+/// (after `body` let the runtime go). A `free_fn`'s failure is the call's error unless
+/// `body` failed first.
+pub fn then_free<R>(f: &str, body: impl FnOnce() -> MpiResult<R>) -> MpiResult<R> {
+    let r = body();
+    if FREES_QUEUED.load(Ordering::Acquire) == 0 {
+        return r;
+    }
+    let due = FREES.with(|q| std::mem::take(&mut *q.borrow_mut()));
+    FREES_QUEUED.fetch_sub(due.len(), Ordering::Release);
+    let mut failed = None;
+    for (free, extra_state) in due {
+        let code = free(extra_state as *mut c_void);
+        if code != MPI_SUCCESS && failed.is_none() {
+            failed = Some(MpiError::context(
+                ErrorClass::Other,
+                f,
+                format!("the generalized request's free_fn returned {code}"),
+            ));
+        }
+    }
+    match failed {
+        Some(e) if r.is_ok() => Err(e),
+        _ => r,
+    }
+}
+
+/// A generalized request's `cancel_fn`, to call once `MPI_Cancel` let the runtime go.
+pub struct CancelCall {
+    cancel: Option<CancelFn>,
+    extra_state: usize,
+    complete: bool,
+}
+
+impl CancelCall {
+    /// The `cancel_fn`'s error code (0 without one).
+    pub fn run(self) -> c_int {
+        self.cancel.map_or(0, |f| {
+            f(self.extra_state as *mut c_void, self.complete as c_int)
+        })
+    }
+}
+
+/// `MPI_Cancel` on a generalized request: its `cancel_fn`, told whether its user
+/// completed it. `None` for any other request.
+pub fn cancel(h: usize) -> Option<CancelCall> {
     let slot = handle::decode(Kind::Request, h)?;
     let guard = table();
     let Some(Composed::Generalized(g)) = guard.as_ref()?.get(&slot) else {
         return None;
     };
-    let complete = rt
-        .st
-        .requests
-        .by_index(slot)
-        .is_some_and(|(_, r)| r.complete);
-    Some(
-        g.cancel
-            .map_or(0, |f| f(g.extra_state as *mut c_void, complete as c_int)),
-    )
+    Some(CancelCall {
+        cancel: g.cancel,
+        extra_state: g.extra_state,
+        complete: !matches!(g.stage, Stage::Running),
+    })
 }
 
 fn start_compound(
@@ -366,7 +510,8 @@ export! {
                 free: free_fn,
                 cancel: cancel_fn,
                 extra_state: extra_state as usize,
-                queried: false,
+                stage: Stage::Running,
+                serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             }));
             out(f, "request", request, handle::encode(Kind::Request, id.index))
         })
@@ -374,29 +519,26 @@ export! {
 
     fn MPI_Grequest_complete / PMPI_Grequest_complete(request: usize) -> c_int {
         let f = "MPI_Grequest_complete";
-        call(Scope::Process, || {
-            let slot = handle::decode(Kind::Request, request);
-            let generalized = slot.is_some_and(|s| {
-                matches!(table().as_ref().and_then(|t| t.get(&s)), Some(Composed::Generalized(_)))
-            });
-            if !generalized {
-                return Err(MpiError::arg(ErrorClass::Request, f, "request", handle::describe(request), "not a generalized request (MPI_Grequest_start makes them)"));
-            }
+        call(Scope::Process, || then_free(f, || {
             runtime::with(f, |rt| {
                 let id = request_id(rt, f, request)?;
-                let r = rt.st.requests.get_mut(id).unwrap();
-                if r.complete {
+                let mut guard = table();
+                let Some(Composed::Generalized(g)) = guard.as_mut().and_then(|t| t.get_mut(&id.index)) else {
+                    return Err(MpiError::arg(ErrorClass::Request, f, "request", handle::describe(request), "not a generalized request (MPI_Grequest_start makes them)"));
+                };
+                if !matches!(g.stage, Stage::Running) {
                     return Err(MpiError::arg(ErrorClass::Request, f, "request", handle::describe(request), "already completed"));
                 }
-                r.complete = true;
-                if r.freed {
+                g.stage = Stage::Completed;
+                drop(guard);
+                if rt.st.requests.get(id).unwrap().freed {
                     // MPI_Request_free came first: nobody will wait for it.
                     rt.st.requests.discard(id);
-                    let _ = release(request);
+                    release(request);
                 }
                 Ok(())
             })
-        })
+        }))
     }
 }
 
@@ -446,21 +588,35 @@ pub fn is_composed(h: usize) -> bool {
 
 /// `MPI_Request_free` on a composed request: a finished one is released now, a running
 /// one when it completes (a generalized one in `MPI_Grequest_complete`).
-pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<c_int> {
-    settle(rt, h);
+pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<()> {
     let id = request_id(rt, f, h)?;
-    let r = rt.st.requests.get_mut(id).unwrap();
-    if r.complete {
-        rt.st.requests.discard(id);
-        return Ok(release(h));
-    }
-    let running = table().as_mut().and_then(|t| match t.get(&id.index) {
-        Some(Composed::Compound(_)) => t.remove(&id.index),
+    let generalized = match table().as_ref().and_then(|t| t.get(&id.index)) {
+        Some(Composed::Generalized(g)) => Some(matches!(g.stage, Stage::Running)),
         _ => None,
-    });
+    };
+    match generalized {
+        Some(true) => {
+            // released by MPI_Grequest_complete
+            rt.st.requests.get_mut(id).unwrap().freed = true;
+            return Ok(());
+        }
+        Some(false) => {
+            // completed by its user: only Wait, Test and Request_get_status ask query_fn
+            rt.st.requests.discard(id);
+            release(h);
+            return Ok(());
+        }
+        None => {}
+    }
+    settle(rt, h);
+    if rt.st.requests.get(id).unwrap().complete {
+        rt.st.requests.discard(id);
+        release(h);
+        return Ok(());
+    }
+    let running = table().as_mut().and_then(|t| t.remove(&id.index));
     let Some(Composed::Compound(c)) = running else {
-        r.freed = true; // a generalized request: released by MPI_Grequest_complete
-        return Ok(MPI_SUCCESS);
+        return Ok(());
     };
     // A running compound: its parts go on and are dropped by the core when done.
     rt.st.requests.discard(id);
@@ -472,5 +628,5 @@ pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<c_int> {
     if let Some(copy) = c.owned {
         orphaned().push((c.parts, copy));
     }
-    Ok(MPI_SUCCESS)
+    Ok(())
 }

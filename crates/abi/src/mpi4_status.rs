@@ -85,9 +85,20 @@ fn peek(rt: &mut Runtime, function: &str, h: usize) -> MpiResult<Option<Option<S
 
 /// The state of each request of an array, after one round of progress.
 fn peek_all(function: &str, hs: &[usize]) -> MpiResult<Vec<Option<Option<Status>>>> {
+    // query_fn may call MPI: generalized requests are asked before the runtime is taken
+    let generalized: Vec<_> = hs
+        .iter()
+        .map(|&h| crate::mpi4_requests::query_now(h))
+        .collect();
     runtime::with(function, |rt| {
         rt.progress();
-        hs.iter().map(|&h| peek(rt, function, h)).collect()
+        hs.iter()
+            .zip(generalized)
+            .map(|(&h, g)| match g {
+                Some(done) => Ok(Some(done)),
+                None => peek(rt, function, h),
+            })
+            .collect()
     })
 }
 

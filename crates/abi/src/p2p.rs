@@ -5,6 +5,7 @@ use crate::comm::{resolve, with_comm};
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::handle::{self, store_status, Kind, MpiStatus};
+use crate::mpi4_requests::{answer_queries, then_free, CancelCall};
 use crate::types;
 use crate::util::{count, out, slice, slice_mut};
 use crossmpi_core::comm::CommId;
@@ -338,15 +339,8 @@ pub(crate) fn try_complete(
         .is_some_and(|r| r.persistent.is_some());
     let done = rt.take_if_done(id);
     if done.is_some() && !persistent {
-        let code = crate::mpi4_requests::release(*h);
+        crate::mpi4_requests::release(*h);
         *h = MPI_REQUEST_NULL;
-        if code != MPI_SUCCESS {
-            return Err(MpiError::context(
-                ErrorClass::Other,
-                function,
-                format!("the generalized request's free_fn returned {code}"),
-            ));
-        }
     }
     Ok(done)
 }
@@ -530,19 +524,21 @@ export! {
 
     fn MPI_Wait / PMPI_Wait(request: *mut usize, status: *mut MpiStatus) -> c_int {
         let f = "MPI_Wait";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let mut h = read_handle(f, request)?;
+            answer_queries(&[h]);
             let s = runtime::wait_for(f, |rt| try_complete(rt, f, &mut h).transpose())??;
             out(f, "request", request, h)?;
             store_status(status, &s);
             check_error(f, &s)
-        })
+        }))
     }
 
     fn MPI_Test / PMPI_Test(request: *mut usize, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
         let f = "MPI_Test";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let mut h = read_handle(f, request)?;
+            answer_queries(&[h]);
             let done = runtime::with(f, |rt| {
                 rt.progress();
                 try_complete(rt, f, &mut h)
@@ -556,13 +552,14 @@ export! {
                 }
                 None => Ok(()),
             }
-        })
+        }))
     }
 
     fn MPI_Waitall / PMPI_Waitall(count: c_int, array_of_requests: *mut usize, array_of_statuses: *mut MpiStatus) -> c_int {
         let f = "MPI_Waitall";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let hs = request_array(f, "count", count, array_of_requests)?;
+            answer_queries(hs);
             let n = hs.len();
             let mut results: Vec<Option<Status>> = vec![None; n];
             runtime::wait_for(f, |rt| {
@@ -577,13 +574,14 @@ export! {
                 results.iter().all(Option::is_some).then_some(Ok(()))
             })??;
             complete_all(f, array_of_statuses, &results)
-        })
+        }))
     }
 
     fn MPI_Testall / PMPI_Testall(count: c_int, array_of_requests: *mut usize, flag: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int {
         let f = "MPI_Testall";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let hs = request_array(f, "count", count, array_of_requests)?;
+            answer_queries(hs);
             let n = hs.len();
             let results = runtime::with(f, |rt| {
                 rt.progress();
@@ -608,13 +606,14 @@ export! {
                 return Ok(());
             };
             complete_all(f, array_of_statuses, &results)
-        })
+        }))
     }
 
     fn MPI_Waitany / PMPI_Waitany(count: c_int, array_of_requests: *mut usize, index: *mut c_int, status: *mut MpiStatus) -> c_int {
         let f = "MPI_Waitany";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let hs = request_array(f, "count", count, array_of_requests)?;
+            answer_queries(hs);
             let found = runtime::wait_for(f, |rt| {
                 if hs.iter().all(|&h| is_inactive(rt, h)) {
                     return Some(Ok(None));
@@ -643,13 +642,14 @@ export! {
                     Ok(())
                 }
             }
-        })
+        }))
     }
 
     fn MPI_Testany / PMPI_Testany(count: c_int, array_of_requests: *mut usize, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
         let f = "MPI_Testany";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let hs = request_array(f, "count", count, array_of_requests)?;
+            answer_queries(hs);
             let found = runtime::with(f, |rt| {
                 rt.progress();
                 if hs.iter().all(|&h| is_inactive(rt, h)) {
@@ -682,7 +682,7 @@ export! {
                     check_error(f, &s)
                 }
             }
-        })
+        }))
     }
 
     fn MPI_Waitsome / PMPI_Waitsome(incount: c_int, array_of_requests: *mut usize, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int {
@@ -698,6 +698,8 @@ export! {
         call(Scope::Process, || {
             let done = if request == MPI_REQUEST_NULL {
                 Some(Status::proc_null_empty())
+            } else if let Some(generalized) = crate::mpi4_requests::query_now(request) {
+                generalized
             } else {
                 runtime::with(f, |rt| {
                     rt.progress();
@@ -716,36 +718,36 @@ export! {
 
     fn MPI_Request_free / PMPI_Request_free(request: *mut usize) -> c_int {
         let f = "MPI_Request_free";
-        call(Scope::Process, || {
+        call(Scope::Process, || then_free(f, || {
             let h = read_handle(f, request)?;
-            let code = runtime::with(f, |rt| {
+            runtime::with(f, |rt| {
                 if crate::mpi4_requests::is_composed(h) {
                     return crate::mpi4_requests::free(rt, f, h);
                 }
                 let id = self::request(rt, f, "request", h)?;
                 crate::mpi4_persistent::forget(h);
                 crate::mpi4_partitioned::forget(h);
-                rt.request_free(f, id).map(|_| MPI_SUCCESS)
+                rt.request_free(f, id).map(|_| ())
             })?;
-            if code != MPI_SUCCESS {
-                return Err(MpiError::context(ErrorClass::Other, f, format!("the generalized request's free_fn returned {code}")));
-            }
             out(f, "request", request, MPI_REQUEST_NULL)
-        })
+        }))
     }
 
     fn MPI_Cancel / PMPI_Cancel(request: *mut usize) -> c_int {
         let f = "MPI_Cancel";
         call(Scope::Process, || {
             let h = read_handle(f, request)?;
-            runtime::with(f, |rt| {
+            let generalized = runtime::with(f, |rt| {
                 let id = self::request(rt, f, "request", h)?;
-                match crate::mpi4_requests::cancel(rt, h) {
-                    Some(MPI_SUCCESS) => Ok(()),
-                    Some(code) => Err(MpiError::context(ErrorClass::Other, f, format!("the generalized request's cancel_fn returned {code}"))),
-                    None => rt.cancel(f, id),
+                match crate::mpi4_requests::cancel(h) {
+                    Some(call) => Ok(Some(call)),
+                    None => rt.cancel(f, id).map(|_| None),
                 }
-            })
+            })?;
+            match generalized.map(CancelCall::run) {
+                None | Some(MPI_SUCCESS) => Ok(()),
+                Some(code) => Err(MpiError::context(ErrorClass::Other, f, format!("the generalized request's cancel_fn returned {code}"))),
+            }
         })
     }
 
@@ -950,47 +952,50 @@ fn some(
     array_of_statuses: *mut MpiStatus,
 ) -> c_int {
     call(Scope::Process, || {
-        let hs = request_array(function, "incount", incount, array_of_requests)?;
-        let n = hs.len();
-        let collect =
-            |rt: &mut Runtime, hs: &mut [usize]| -> MpiResult<Option<Vec<(usize, Status)>>> {
-                if hs.iter().all(|&h| is_inactive(rt, h)) {
-                    return Ok(Some(Vec::new()));
-                }
-                let mut done = Vec::new();
-                for (i, h) in hs.iter_mut().enumerate() {
-                    if !is_inactive(rt, *h) {
-                        if let Some(s) = try_complete(rt, function, h)? {
-                            done.push((i, s));
+        then_free(function, || {
+            let hs = request_array(function, "incount", incount, array_of_requests)?;
+            answer_queries(hs);
+            let n = hs.len();
+            let collect =
+                |rt: &mut Runtime, hs: &mut [usize]| -> MpiResult<Option<Vec<(usize, Status)>>> {
+                    if hs.iter().all(|&h| is_inactive(rt, h)) {
+                        return Ok(Some(Vec::new()));
+                    }
+                    let mut done = Vec::new();
+                    for (i, h) in hs.iter_mut().enumerate() {
+                        if !is_inactive(rt, *h) {
+                            if let Some(s) = try_complete(rt, function, h)? {
+                                done.push((i, s));
+                            }
                         }
                     }
-                }
-                Ok((!done.is_empty()).then_some(done))
+                    Ok((!done.is_empty()).then_some(done))
+                };
+            let done = if block {
+                runtime::wait_for(function, |rt| collect(rt, hs).transpose())??
+            } else {
+                runtime::with(function, |rt| {
+                    rt.progress();
+                    Ok(collect(rt, hs)?.unwrap_or_default())
+                })?
             };
-        let done = if block {
-            runtime::wait_for(function, |rt| collect(rt, hs).transpose())??
-        } else {
-            runtime::with(function, |rt| {
-                rt.progress();
-                Ok(collect(rt, hs)?.unwrap_or_default())
-            })?
-        };
-        let all_inactive = done.is_empty()
-            && runtime::with(function, |rt| Ok(hs.iter().all(|&h| is_inactive(rt, h))))?;
-        if all_inactive && (block || n == 0 || hs.iter().all(|&h| h == MPI_REQUEST_NULL)) {
-            return out(function, "outcount", outcount, MPI_UNDEFINED);
-        }
-        out(function, "outcount", outcount, done.len() as c_int)?;
-        let idx = slice_mut(function, "array_of_indices", array_of_indices, done.len())?;
-        let mut sts = statuses(function, array_of_statuses, done.len())?;
-        for (k, (i, s)) in done.iter().enumerate() {
-            idx[k] = *i as c_int;
-            if let Some(sts) = sts.as_deref_mut() {
-                store_status(&mut sts[k], s);
+            let all_inactive = done.is_empty()
+                && runtime::with(function, |rt| Ok(hs.iter().all(|&h| is_inactive(rt, h))))?;
+            if all_inactive && (block || n == 0 || hs.iter().all(|&h| h == MPI_REQUEST_NULL)) {
+                return out(function, "outcount", outcount, MPI_UNDEFINED);
             }
-        }
-        let results: Vec<Option<Status>> = done.iter().map(|(_, s)| Some(*s)).collect();
-        in_status(function, &results, sts)
+            out(function, "outcount", outcount, done.len() as c_int)?;
+            let idx = slice_mut(function, "array_of_indices", array_of_indices, done.len())?;
+            let mut sts = statuses(function, array_of_statuses, done.len())?;
+            for (k, (i, s)) in done.iter().enumerate() {
+                idx[k] = *i as c_int;
+                if let Some(sts) = sts.as_deref_mut() {
+                    store_status(&mut sts[k], s);
+                }
+            }
+            let results: Vec<Option<Status>> = done.iter().map(|(_, s)| Some(*s)).collect();
+            in_status(function, &results, sts)
+        })
     })
 }
 

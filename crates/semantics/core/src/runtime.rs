@@ -62,9 +62,9 @@ pub struct Runtime {
     pub colls: crate::coll::sched::Active,
     /// Ports, and the processes of other jobs in the process table.
     pub dynamic: crate::dynamic::Dynamic,
-    /// User operators progress met, to run once the call lets the runtime go
+    /// User code progress met, to run once the call lets the runtime go
     /// ([`Runtime::defer`]).
-    deferred: Vec<crate::reduce::Deferred>,
+    deferred: Vec<UserCall>,
     wait_policy: WaitPolicy,
 }
 
@@ -125,7 +125,7 @@ struct Home {
     locking: AtomicBool,
     /// A call that did not take `lock` is inside (catches a call from inside a call).
     busy: AtomicBool,
-    /// The runtime holds deferred user operators: read by every call on its way out, so
+    /// The runtime holds deferred user code: read by every call on its way out, so
     /// it sits on this hot line rather than in the runtime's cold fields (there it cost
     /// the 2-rank 8-byte broadcast about 1 ns of its 48).
     deferring: AtomicBool,
@@ -249,13 +249,13 @@ pub fn with<R>(function: &str, f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> 
     r
 }
 
-/// Whether the runtime holds deferred user operators ([`Runtime::defer`]).
+/// Whether the runtime holds deferred user code ([`Runtime::defer`]).
 fn has_deferred() -> bool {
     HOME.deferring.load(Ordering::Relaxed)
 }
 
-/// Lets the runtime go and runs the user operators progress deferred
-/// ([`crate::reduce::Deferred`]). Every call passes here, so the common case is one
+/// Lets the runtime go and runs the user code progress deferred
+/// ([`Runtime::defer`]). Every call passes here, so the common case is one
 /// load, inlined, and the rest is out of line.
 #[inline(always)]
 fn run_deferred(guard: Guard) {
@@ -274,7 +274,7 @@ fn run_deferred_now(mut guard: Guard) {
     let calls = std::mem::take(&mut rt.deferred);
     drop(guard);
     for call in calls {
-        call.run();
+        call();
     }
 }
 
@@ -340,7 +340,7 @@ pub fn wait_for_polling<R>(
             waiter.busy();
         } else if waiter.idle() {
             rt.set_sleeping(true);
-            // Deferred user operators count as progress: they run before any sleep.
+            // Deferred user code counts as progress: they run before any sleep.
             let progressed = rt.progress() || has_deferred();
             if let Some(r) = check(rt) {
                 rt.set_sleeping(false);
@@ -459,9 +459,13 @@ fn wait_stderr_read(limit: Duration) {
     }
 }
 
+/// User code the runtime met while it ran (a user reduction operator, a generalized
+/// request's `query_fn`): it may call MPI, so it runs once the runtime is let go.
+pub type UserCall = Box<dyn FnOnce()>;
+
 impl Runtime {
-    /// Queues a user operator to run once the call lets the runtime go: it may call MPI.
-    pub fn defer(&mut self, call: crate::reduce::Deferred) {
+    /// Queues user code to run once the call lets the runtime go: it may call MPI.
+    pub fn defer(&mut self, call: UserCall) {
         self.deferred.push(call);
         HOME.deferring.store(true, Ordering::Relaxed);
     }

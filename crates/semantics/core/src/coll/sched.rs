@@ -551,7 +551,7 @@ impl Sched<'_> {
         let (op, dtype) = self.reduction.as_ref().filter(|(op, _)| op.is_user())?;
         let count = Self::elements(dtype, inout);
         let (call, done) = op.defer(self.slice(input), self.slice(inout), count, dtype)?;
-        rt.defer(call);
+        rt.defer(Box::new(move || call.run()));
         Some(done)
     }
 
