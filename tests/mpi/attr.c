@@ -2,7 +2,8 @@
 /* Attribute caching: keyvals with copy/delete callbacks (run on dup, set-over,
  * delete and free), MPI_COMM_DUP_FN / MPI_COMM_NULL_COPY_FN, freed keyvals keep their
  * attributes, the deprecated Keyval_create/Attr_* calls, predefined attributes, and
- * datatype attributes. */
+ * datatype attributes. A delete callback sees its attribute; one that fails leaves it
+ * set and fails the call. */
 #include "common.h"
 
 static int copies, deletes, last_deleted;
@@ -22,6 +23,22 @@ static int delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
   deletes++;
   last_deleted = (int)(intptr_t)val;
   return MPI_SUCCESS;
+}
+
+/* A delete callback that looks at its own attribute and fails while `refuse` is set. */
+static int refuse, seen_flag;
+static void *seen_value;
+static int checking_delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
+  (void)val; (void)extra;
+  MPI_OK(MPI_Comm_get_attr(comm, keyval, &seen_value, &seen_flag));
+  return refuse ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+static int type_refuse;
+static int type_checking_delete_fn(MPI_Datatype t, int keyval, void *val, void *extra) {
+  (void)val; (void)extra;
+  MPI_OK(MPI_Type_get_attr(t, keyval, &seen_value, &seen_flag));
+  return type_refuse ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 static int type_deletes;
@@ -107,6 +124,57 @@ int main(int argc, char **argv) {
   CHECK(!flag, "type attribute deleted");
   MPI_OK(MPI_Type_free_keyval(&tk));
   MPI_OK(MPI_Type_free(&t));
+
+  /* A delete callback sees its attribute still set; when it fails, the call fails and
+   * the attribute stays (replacement keeps the old value), as in Open MPI and MPICH. */
+  int kc, rc;
+  MPI_Comm e;
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &e));
+  MPI_OK(MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN));
+  MPI_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, checking_delete_fn, &kc, NULL));
+  MPI_OK(MPI_Comm_set_attr(e, kc, (void *)11));
+  refuse = 1;
+  rc = MPI_Comm_delete_attr(e, kc);
+  CHECK(rc != MPI_SUCCESS && seen_flag && (intptr_t)seen_value == 11, "refused delete: rc %d, callback saw flag %d value %ld",
+        rc, seen_flag, (long)(intptr_t)seen_value);
+  MPI_OK(MPI_Comm_get_attr(e, kc, &v, &flag));
+  CHECK(flag && (intptr_t)v == 11, "attribute gone after a refused delete: flag %d", flag);
+  rc = MPI_Comm_set_attr(e, kc, (void *)12);
+  MPI_OK(MPI_Comm_get_attr(e, kc, &v, &flag));
+  CHECK(rc != MPI_SUCCESS && flag && (intptr_t)v == 11, "refused replacement: rc %d, value now %ld", rc,
+        (long)(intptr_t)v);
+  refuse = 0;
+  seen_flag = 0;
+  MPI_OK(MPI_Comm_set_attr(e, kc, (void *)13));
+  CHECK(seen_flag && (intptr_t)seen_value == 11, "replacement's callback saw flag %d value %ld", seen_flag,
+        (long)(intptr_t)seen_value);
+  MPI_OK(MPI_Comm_delete_attr(e, kc));
+  MPI_OK(MPI_Comm_get_attr(e, kc, &v, &flag));
+  CHECK(!flag, "attribute left after its delete succeeded");
+  MPI_OK(MPI_Comm_set_attr(e, kc, (void *)14));
+  seen_flag = 0;
+  MPI_OK(MPI_Comm_free(&e));
+  CHECK(seen_flag && (intptr_t)seen_value == 14, "MPI_Comm_free's delete callback saw flag %d value %ld", seen_flag,
+        (long)(intptr_t)seen_value);
+  MPI_OK(MPI_Comm_free_keyval(&kc));
+
+  MPI_OK(MPI_Type_contiguous(3, MPI_INT, &t));
+  MPI_OK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, type_checking_delete_fn, &tk, NULL));
+  MPI_OK(MPI_Type_set_attr(t, tk, (void *)21));
+  type_refuse = 1;
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+  rc = MPI_Type_delete_attr(t, tk);
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+  MPI_OK(MPI_Type_get_attr(t, tk, &v, &flag));
+  CHECK(rc != MPI_SUCCESS && flag && (intptr_t)v == 21 && (intptr_t)seen_value == 21,
+        "refused type attribute delete: rc %d flag %d", rc, flag);
+  type_refuse = 0;
+  seen_flag = 0;
+  MPI_OK(MPI_Type_free(&t));
+  CHECK(seen_flag && (intptr_t)seen_value == 21, "MPI_Type_free's delete callback saw flag %d", seen_flag);
+  MPI_OK(MPI_Type_free_keyval(&tk));
 
   MPI_OK(MPI_Comm_free_keyval(&k1));
   MPI_OK(MPI_Comm_free_keyval(&k2));

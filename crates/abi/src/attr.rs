@@ -2,6 +2,10 @@
 //! (stored in the core `Comm`) and on datatypes (stored here, keyed by type handle).
 //!
 //! Callbacks are user code that may call MPI, so they always run with no lock held.
+//! A delete callback runs while its attribute is still set (`MPI_*_get_attr` inside it
+//! finds the value), and the attribute goes only if the callback succeeds, as in Open MPI
+//! and MPICH: on replacement the old value stays when its delete callback fails, and the
+//! call returns that error. [`Store`] gives the three objects' attributes these rules.
 //! Keyval entries are never reused: `MPI_*_free_keyval` only marks them freed, because
 //! attributes set with a freed keyval stay valid until deleted (the standard's rule), and
 //! an application creates only a handful of keyvals.
@@ -121,13 +125,7 @@ fn callback_error(function: &str, which: &str, key: c_int, code: c_int) -> MpiEr
 }
 
 /// Runs the delete callback of `key` for a value removed from object `h`.
-pub(crate) fn run_delete(
-    function: &str,
-    h: usize,
-    key: c_int,
-    k: &Keyval,
-    value: usize,
-) -> MpiResult<()> {
+fn run_delete(function: &str, h: usize, key: c_int, k: &Keyval, value: usize) -> MpiResult<()> {
     if k.delete == 0 {
         return Ok(());
     }
@@ -139,6 +137,54 @@ pub(crate) fn run_delete(
     let rc = unsafe { f(h, key, value as *mut c_void, k.extra as *mut c_void) };
     if rc != MPI_SUCCESS {
         return Err(callback_error(function, "delete", key, rc));
+    }
+    Ok(())
+}
+
+/// The attributes of one object: a communicator, a datatype or a window.
+pub(crate) trait Store {
+    /// The handle the callbacks are given.
+    fn handle(&self) -> usize;
+    fn object(&self) -> Object;
+    fn get(&self, function: &str, key: c_int) -> MpiResult<Option<usize>>;
+    fn put(&self, function: &str, key: c_int, value: usize) -> MpiResult<()>;
+    fn remove(&self, function: &str, key: c_int) -> MpiResult<()>;
+    /// The attribute to delete first when the object is freed.
+    fn first_to_delete(&self, function: &str) -> MpiResult<Option<(c_int, usize)>>;
+}
+
+/// `MPI_*_set_attr`: a value already set is handed to the delete callback first.
+pub(crate) fn set(function: &str, store: &impl Store, key: c_int, value: usize) -> MpiResult<()> {
+    let k = keyval(function, store.object(), key, true)?;
+    if let Some(old) = store.get(function, key)? {
+        run_delete(function, store.handle(), key, &k, old)?;
+    }
+    store.put(function, key, value)
+}
+
+/// `MPI_*_delete_attr`; `arg` names the keyval argument.
+pub(crate) fn delete(function: &str, store: &impl Store, arg: &str, key: c_int) -> MpiResult<()> {
+    let k = keyval(function, store.object(), key, false)?;
+    let Some(value) = store.get(function, key)? else {
+        return Err(MpiError::arg(
+            ErrorClass::Keyval,
+            function,
+            arg,
+            key,
+            "no attribute is set with this keyval",
+        ));
+    };
+    run_delete(function, store.handle(), key, &k, value)?;
+    store.remove(function, key)
+}
+
+/// Deletes every attribute of an object being freed, one at a time (a delete callback
+/// may itself set or delete attributes); stops at the first callback that fails.
+pub(crate) fn delete_all(function: &str, store: &impl Store) -> MpiResult<()> {
+    while let Some((key, value)) = store.first_to_delete(function)? {
+        let k = keyval(function, store.object(), key, false)?;
+        run_delete(function, store.handle(), key, &k, value)?;
+        store.remove(function, key)?;
     }
     Ok(())
 }
@@ -202,28 +248,66 @@ pub fn copy_comm_attrs(function: &str, old: CommId, new: CommId) -> MpiResult<()
     Ok(())
 }
 
-/// Deletes every attribute of a communicator being freed, running the callbacks, the
-/// most recently set first (the order MPI requires for `MPI_COMM_SELF` at finalize).
-pub fn delete_comm_attrs(function: &str, comm: CommId) -> MpiResult<()> {
-    let h = runtime::with(function, |rt| Ok(handle_of(rt, comm)))?;
-    loop {
-        // One at a time: a delete callback may itself set or delete attributes.
-        let next = runtime::with(function, |rt| {
-            let attrs = &mut rt.comm_mut(function, comm)?.attributes;
-            let latest = attrs.iter().max_by_key(|(_, a)| a.1).map(|(&k, _)| k);
-            Ok(latest.and_then(|k| attrs.remove(&k).map(|a| (k, a.0))))
-        })?;
-        let Some((key, value)) = next else {
-            return Ok(());
-        };
-        run_delete(
-            function,
-            h,
-            key,
-            &keyval(function, Object::Comm, key, false)?,
-            value,
-        )?;
+/// A communicator's attributes.
+struct CommStore {
+    id: CommId,
+    handle: usize,
+}
+
+impl CommStore {
+    fn of_handle(function: &str, comm: usize) -> MpiResult<CommStore> {
+        let id = with_comm(function, comm, |_, id| Ok(id))?;
+        Ok(CommStore { id, handle: comm })
     }
+
+    fn of_id(function: &str, id: CommId) -> MpiResult<CommStore> {
+        let handle = runtime::with(function, |rt| Ok(handle_of(rt, id)))?;
+        Ok(CommStore { id, handle })
+    }
+
+    fn attributes<R>(
+        &self,
+        function: &str,
+        f: impl FnOnce(&mut BTreeMap<c_int, (usize, u64)>) -> R,
+    ) -> MpiResult<R> {
+        runtime::with(function, |rt| {
+            Ok(f(&mut rt.comm_mut(function, self.id)?.attributes))
+        })
+    }
+}
+
+impl Store for CommStore {
+    fn handle(&self) -> usize {
+        self.handle
+    }
+    fn object(&self) -> Object {
+        Object::Comm
+    }
+    fn get(&self, function: &str, key: c_int) -> MpiResult<Option<usize>> {
+        self.attributes(function, |a| a.get(&key).map(|v| v.0))
+    }
+    fn put(&self, function: &str, key: c_int, value: usize) -> MpiResult<()> {
+        let order = SET_ORDER.fetch_add(1, Ordering::Relaxed);
+        self.attributes(function, |a| {
+            a.insert(key, (value, order));
+        })
+    }
+    fn remove(&self, function: &str, key: c_int) -> MpiResult<()> {
+        self.attributes(function, |a| {
+            a.remove(&key);
+        })
+    }
+    /// The most recently set (the order MPI requires for `MPI_COMM_SELF` at finalize).
+    fn first_to_delete(&self, function: &str) -> MpiResult<Option<(c_int, usize)>> {
+        self.attributes(function, |a| {
+            a.iter().max_by_key(|(_, v)| v.1).map(|(&k, v)| (k, v.0))
+        })
+    }
+}
+
+/// Deletes every attribute of a communicator being freed, running the callbacks.
+pub fn delete_comm_attrs(function: &str, comm: CommId) -> MpiResult<()> {
+    delete_all(function, &CommStore::of_id(function, comm)?)
 }
 
 /// For `MPI_Finalize`, before anything else: deletes the attributes of
@@ -237,34 +321,16 @@ pub fn finalize_self(function: &str) -> MpiResult<()> {
 static SET_ORDER: AtomicU64 = AtomicU64::new(0);
 
 fn comm_set(function: &str, comm: usize, key: c_int, value: usize) -> MpiResult<()> {
-    let k = keyval(function, Object::Comm, key, true)?;
-    let old = with_comm(function, comm, |rt, id| {
-        Ok(rt
-            .comm_mut(function, id)?
-            .attributes
-            .insert(key, (value, SET_ORDER.fetch_add(1, Ordering::Relaxed))))
-    })?;
-    match old {
-        Some((v, _)) => run_delete(function, comm, key, &k, v),
-        None => Ok(()),
-    }
+    set(function, &CommStore::of_handle(function, comm)?, key, value)
 }
 
 fn comm_delete(function: &str, comm: usize, key: c_int) -> MpiResult<()> {
-    let k = keyval(function, Object::Comm, key, false)?;
-    let old = with_comm(function, comm, |rt, id| {
-        Ok(rt.comm_mut(function, id)?.attributes.remove(&key))
-    })?;
-    match old {
-        Some((v, _)) => run_delete(function, comm, key, &k, v),
-        None => Err(MpiError::arg(
-            ErrorClass::Keyval,
-            function,
-            "keyval",
-            key,
-            "no attribute is set with this keyval",
-        )),
-    }
+    delete(
+        function,
+        &CommStore::of_handle(function, comm)?,
+        "keyval",
+        key,
+    )
 }
 
 /// `MPI_Comm_get_attr`: predefined attributes give a pointer to their value.
@@ -313,22 +379,45 @@ pub fn copy_type_attrs(function: &str, old: usize, new: usize) -> MpiResult<()> 
     Ok(())
 }
 
+/// A datatype's attributes (by type handle).
+struct TypeStore(usize);
+
+impl Store for TypeStore {
+    fn handle(&self) -> usize {
+        self.0
+    }
+    fn object(&self) -> Object {
+        Object::Type
+    }
+    fn get(&self, _: &str, key: c_int) -> MpiResult<Option<usize>> {
+        Ok(type_attrs().get(&self.0).and_then(|m| m.get(&key).copied()))
+    }
+    fn put(&self, _: &str, key: c_int, value: usize) -> MpiResult<()> {
+        type_attrs().entry(self.0).or_default().insert(key, value);
+        Ok(())
+    }
+    fn remove(&self, _: &str, key: c_int) -> MpiResult<()> {
+        let mut all = type_attrs();
+        if let Some(m) = all.get_mut(&self.0) {
+            m.remove(&key);
+            if m.is_empty() {
+                all.remove(&self.0);
+            }
+        }
+        Ok(())
+    }
+    fn first_to_delete(&self, _: &str) -> MpiResult<Option<(c_int, usize)>> {
+        let all = type_attrs();
+        Ok(all
+            .get(&self.0)
+            .and_then(|m| m.last_key_value())
+            .map(|(&k, &v)| (k, v)))
+    }
+}
+
 /// For `MPI_Type_free`: deletes every attribute of the type, running the callbacks.
 pub fn delete_type_attrs(function: &str, datatype: usize) -> MpiResult<()> {
-    loop {
-        let next = type_attrs().get_mut(&datatype).and_then(|m| m.pop_last());
-        let Some((key, value)) = next else {
-            type_attrs().remove(&datatype);
-            return Ok(());
-        };
-        run_delete(
-            function,
-            datatype,
-            key,
-            &keyval(function, Object::Type, key, false)?,
-            value,
-        )?;
-    }
+    delete_all(function, &TypeStore(datatype))
 }
 
 pub(crate) fn keyval_out(
@@ -402,12 +491,7 @@ export! {
         let f = "MPI_Type_set_attr";
         call(Scope::Process, || {
             check_type(f, datatype)?;
-            let k = keyval(f, Object::Type, type_keyval, true)?;
-            let old = type_attrs().entry(datatype).or_default().insert(type_keyval, attribute_val as usize);
-            match old {
-                Some(v) => run_delete(f, datatype, type_keyval, &k, v),
-                None => Ok(()),
-            }
+            set(f, &TypeStore(datatype), type_keyval, attribute_val as usize)
         })
     }
 
@@ -429,12 +513,7 @@ export! {
         let f = "MPI_Type_delete_attr";
         call(Scope::Process, || {
             check_type(f, datatype)?;
-            let k = keyval(f, Object::Type, type_keyval, false)?;
-            let old = type_attrs().get_mut(&datatype).and_then(|m| m.remove(&type_keyval));
-            match old {
-                Some(v) => run_delete(f, datatype, type_keyval, &k, v),
-                None => Err(MpiError::arg(ErrorClass::Keyval, f, "type_keyval", type_keyval, "no attribute is set with this keyval")),
-            }
+            delete(f, &TypeStore(datatype), "type_keyval", type_keyval)
         })
     }
 }

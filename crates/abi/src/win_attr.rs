@@ -9,7 +9,7 @@ use crate::consts::*;
 use crate::error::{call as process_call, Scope};
 use crate::util::out;
 use crate::win::{call, with_entry};
-use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
+use crossmpi_core::error::MpiResult;
 use std::os::raw::{c_int, c_void};
 
 /// The address a predefined window attribute points to, if `key` is one.
@@ -24,16 +24,41 @@ fn predefined(a: &crate::win::Attrs, key: c_int) -> Option<usize> {
     }
 }
 
+/// A window's user attributes.
+struct WinStore(usize);
+
+impl attr::Store for WinStore {
+    fn handle(&self) -> usize {
+        self.0
+    }
+    fn object(&self) -> Object {
+        Object::Win
+    }
+    fn get(&self, function: &str, key: c_int) -> MpiResult<Option<usize>> {
+        with_entry(function, self.0, |e| Ok(e.user_attrs.get(&key).copied()))
+    }
+    fn put(&self, function: &str, key: c_int, value: usize) -> MpiResult<()> {
+        with_entry(function, self.0, |e| {
+            e.user_attrs.insert(key, value);
+            Ok(())
+        })
+    }
+    fn remove(&self, function: &str, key: c_int) -> MpiResult<()> {
+        with_entry(function, self.0, |e| {
+            e.user_attrs.remove(&key);
+            Ok(())
+        })
+    }
+    fn first_to_delete(&self, function: &str) -> MpiResult<Option<(c_int, usize)>> {
+        with_entry(function, self.0, |e| {
+            Ok(e.user_attrs.last_key_value().map(|(&k, &v)| (k, v)))
+        })
+    }
+}
+
 /// For `MPI_Win_free`: deletes every user attribute, running the delete callbacks.
 pub fn delete_all(function: &str, win: usize) -> MpiResult<()> {
-    loop {
-        let next = with_entry(function, win, |e| Ok(e.user_attrs.pop_last()))?;
-        let Some((key, value)) = next else {
-            return Ok(());
-        };
-        let k = attr::keyval(function, Object::Win, key, false)?;
-        attr::run_delete(function, win, key, &k, value)?;
-    }
+    attr::delete_all(function, &WinStore(win))
 }
 
 export! {
@@ -47,14 +72,7 @@ export! {
 
     fn MPI_Win_set_attr / PMPI_Win_set_attr(win: usize, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
         let f = "MPI_Win_set_attr";
-        call(win, || {
-            let k = attr::keyval(f, Object::Win, win_keyval, true)?;
-            let old = with_entry(f, win, |e| Ok(e.user_attrs.insert(win_keyval, attribute_val as usize)))?;
-            match old {
-                Some(v) => attr::run_delete(f, win, win_keyval, &k, v),
-                None => Ok(()),
-            }
-        })
+        call(win, || attr::set(f, &WinStore(win), win_keyval, attribute_val as usize))
     }
 
     fn MPI_Win_get_attr / PMPI_Win_get_attr(win: usize, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
@@ -77,12 +95,6 @@ export! {
 
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(win: usize, win_keyval: c_int) -> c_int {
         let f = "MPI_Win_delete_attr";
-        call(win, || {
-            let k = attr::keyval(f, Object::Win, win_keyval, false)?;
-            match with_entry(f, win, |e| Ok(e.user_attrs.remove(&win_keyval)))? {
-                Some(v) => attr::run_delete(f, win, win_keyval, &k, v),
-                None => Err(MpiError::arg(ErrorClass::Keyval, f, "win_keyval", win_keyval, "no attribute is set with this keyval")),
-            }
-        })
+        call(win, || attr::delete(f, &WinStore(win), "win_keyval", win_keyval))
     }
 }
