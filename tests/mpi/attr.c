@@ -3,7 +3,8 @@
  * delete and free), MPI_COMM_DUP_FN / MPI_COMM_NULL_COPY_FN, freed keyvals keep their
  * attributes, the deprecated Keyval_create/Attr_* calls, predefined attributes, and
  * datatype attributes. A delete callback sees its attribute; one that fails leaves it
- * set and fails the call. */
+ * set and fails the call. A copy callback that fails fails the dup, whose output is
+ * then the null handle. */
 #include "common.h"
 
 static int copies, deletes, last_deleted;
@@ -39,6 +40,30 @@ static int type_checking_delete_fn(MPI_Datatype t, int keyval, void *val, void *
   (void)val; (void)extra;
   MPI_OK(MPI_Type_get_attr(t, keyval, &seen_value, &seen_flag));
   return type_refuse ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+/* Copy callbacks for a failing duplication: one that copies, one that refuses. */
+static int copied_deleted;
+static int good_copy_fn(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+  (void)comm; (void)keyval; (void)extra;
+  *(void **)out = (void *)((intptr_t)in * 10);
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+static int counting_delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
+  (void)comm; (void)keyval; (void)extra;
+  if ((intptr_t)val == 310) copied_deleted++;
+  return MPI_SUCCESS;
+}
+static int refusing_copy_fn(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+  (void)comm; (void)keyval; (void)extra; (void)in; (void)out;
+  *flag = 0;
+  return MPI_ERR_OTHER;
+}
+static int refusing_type_copy_fn(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag) {
+  (void)t; (void)keyval; (void)extra; (void)in; (void)out;
+  *flag = 0;
+  return MPI_ERR_OTHER;
 }
 
 static int type_deletes;
@@ -125,9 +150,45 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Type_free_keyval(&tk));
   MPI_OK(MPI_Type_free(&t));
 
+  /* A copy callback that fails fails the duplication: the new handle is NULL, and the
+   * attributes already copied to the half-made duplicate are deleted (crossmpi runs
+   * their delete callbacks; the standard leaves that open). */
+  int kgood, kbad, rc;
+  MPI_Comm f = MPI_COMM_WORLD, g = MPI_COMM_WORLD;
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &f));
+  MPI_OK(MPI_Comm_set_errhandler(f, MPI_ERRORS_RETURN));
+  MPI_OK(MPI_Comm_create_keyval(good_copy_fn, counting_delete_fn, &kgood, NULL));
+  MPI_OK(MPI_Comm_create_keyval(refusing_copy_fn, MPI_COMM_NULL_DELETE_FN, &kbad, NULL));
+  MPI_OK(MPI_Comm_set_attr(f, kgood, (void *)31));
+  MPI_OK(MPI_Comm_set_attr(f, kbad, (void *)32));
+  rc = MPI_Comm_dup(f, &g);
+  CHECK(rc != MPI_SUCCESS && g == MPI_COMM_NULL, "dup with a refusing copy callback: rc %d, newcomm %s", rc,
+        g == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not MPI_COMM_NULL");
+  CHECK_CROSSMPI(copied_deleted == 1, "the copied attribute's delete callback ran %d times", copied_deleted);
+  MPI_OK(MPI_Comm_delete_attr(f, kbad));
+  MPI_OK(MPI_Comm_dup(f, &g)); /* without the refusing attribute it works */
+  MPI_OK(MPI_Comm_free(&g));
+  MPI_OK(MPI_Comm_free(&f));
+  MPI_OK(MPI_Comm_free_keyval(&kgood));
+  MPI_OK(MPI_Comm_free_keyval(&kbad));
+  MPI_Datatype u = MPI_INT;
+  MPI_OK(MPI_Type_contiguous(2, MPI_INT, &t));
+  MPI_OK(MPI_Type_create_keyval(refusing_type_copy_fn, MPI_TYPE_NULL_DELETE_FN, &tk, NULL));
+  MPI_OK(MPI_Type_set_attr(t, tk, (void *)41));
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+  rc = MPI_Type_dup(t, &u);
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+  CHECK(rc != MPI_SUCCESS, "Type_dup with a refusing copy callback succeeded");
+  /* Open MPI 4.1 writes 0 there, not MPI_DATATYPE_NULL */
+  CHECK_CROSSMPI(u == MPI_DATATYPE_NULL, "Type_dup with a refusing copy callback left newtype set");
+  MPI_OK(MPI_Type_free(&t));
+  MPI_OK(MPI_Type_free_keyval(&tk));
+
   /* A delete callback sees its attribute still set; when it fails, the call fails and
    * the attribute stays (replacement keeps the old value), as in Open MPI and MPICH. */
-  int kc, rc;
+  int kc;
   MPI_Comm e;
   MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &e));
   MPI_OK(MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN));

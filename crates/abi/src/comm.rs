@@ -194,7 +194,7 @@ export! {
     fn MPI_Comm_dup / PMPI_Comm_dup(comm: usize, newcomm: *mut usize) -> c_int {
         let f = "MPI_Comm_dup";
         call(Scope::Comm(comm), || {
-            out(f, "newcomm", newcomm, dup_with_attrs(f, comm, None)?)
+            dup_with_attrs(f, comm, None, newcomm)
         })
     }
 

@@ -17,9 +17,17 @@ use crossmpi_core::runtime;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
-/// Duplicates `comm` with its attributes (through the copy callbacks); `hints`
-/// replace the parent's info hints when given.
-pub fn dup_with_attrs(function: &str, comm: usize, hints: Option<info::Pairs>) -> MpiResult<usize> {
+/// Duplicates `comm` with its attributes (through the copy callbacks) into `*newcomm`;
+/// `hints` replace the parent's info hints when given. A copy callback that fails fails
+/// the call, and `*newcomm` is then `MPI_COMM_NULL` (as in MPICH and Open MPI): the
+/// attributes copied so far are deleted (their delete callbacks run) and the new
+/// communicator is freed.
+pub fn dup_with_attrs(
+    function: &str,
+    comm: usize,
+    hints: Option<info::Pairs>,
+    newcomm: *mut usize,
+) -> MpiResult<()> {
     let id = id_of(function, comm)?;
     let new = comm_ops::dup(function, id)?;
     if let Some(h) = hints {
@@ -28,8 +36,15 @@ pub fn dup_with_attrs(function: &str, comm: usize, hints: Option<info::Pairs>) -
             Ok(())
         })?;
     }
-    attr::copy_comm_attrs(function, id, new)?;
-    handle(function, Some(new))
+    if let Err(e) = attr::copy_comm_attrs(function, id, new) {
+        // The copy's failure is what the caller must learn; a delete callback failing
+        // while the half-made duplicate is torn down cannot change that.
+        let _ = attr::delete_comm_attrs(function, new);
+        comm_ops::free(function, new)?;
+        out(function, "newcomm", newcomm, MPI_COMM_NULL)?;
+        return Err(e);
+    }
+    out(function, "newcomm", newcomm, handle(function, Some(new))?)
 }
 
 /// A request that is already complete (the nonblocking dup finishes inside the call).
@@ -72,7 +87,7 @@ export! {
         let f = "MPI_Comm_dup_with_info";
         call(Scope::Comm(comm), || {
             let hints = info::read(f, "info", info, true)?;
-            out(f, "newcomm", newcomm, dup_with_attrs(f, comm, Some(hints))?)
+            dup_with_attrs(f, comm, Some(hints), newcomm)
         })
     }
 
@@ -81,7 +96,7 @@ export! {
     fn MPI_Comm_idup / PMPI_Comm_idup(comm: usize, newcomm: *mut usize, request: *mut usize) -> c_int {
         let f = "MPI_Comm_idup";
         call(Scope::Comm(comm), || {
-            out(f, "newcomm", newcomm, dup_with_attrs(f, comm, None)?)?;
+            dup_with_attrs(f, comm, None, newcomm)?;
             out(f, "request", request, completed_request(f)?)
         })
     }
@@ -90,7 +105,7 @@ export! {
         let f = "MPI_Comm_idup_with_info";
         call(Scope::Comm(comm), || {
             let hints = info::read(f, "info", info, true)?;
-            out(f, "newcomm", newcomm, dup_with_attrs(f, comm, Some(hints))?)?;
+            dup_with_attrs(f, comm, Some(hints), newcomm)?;
             out(f, "request", request, completed_request(f)?)
         })
     }

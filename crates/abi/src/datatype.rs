@@ -634,7 +634,14 @@ export! {
                 return out(f, "newtype", newtype, 0);
             }
             let h = types::create(t.dup());
-            crate::attr::copy_type_attrs(f, oldtype, h)?;
+            if let Err(e) = crate::attr::copy_type_attrs(f, oldtype, h) {
+                // As for MPI_Comm_dup: the half-made duplicate goes, the output is NULL,
+                // and the copy's failure is the error reported.
+                let _ = crate::attr::delete_type_attrs(f, h);
+                types::free(h);
+                out(f, "newtype", newtype, MPI_DATATYPE_NULL)?;
+                return Err(e);
+            }
             if committed {
                 types::commit(h);
             }
