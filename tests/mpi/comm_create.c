@@ -1,7 +1,7 @@
 // ranks: 1 2 3 4 6 8
 // impi: skip asserts that every rank shares one node (MPI_COMM_TYPE_SHARED spans no cluster boundary)
 /* Communicator creation: Comm_create (one group, and disjoint groups), Comm_create_group
- * (called by the members only), Comm_compare, Comm_split_type(SHARED), Comm_dup_with_info
+ * (called by the members only, also over changing subsets in a row), Comm_compare, Comm_split_type(SHARED), Comm_dup_with_info
  * and Comm_set_info/get_info, Comm_idup; each new communicator carries p2p traffic. */
 #include "common.h"
 
@@ -103,6 +103,27 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Info_free(&used));
   MPI_OK(MPI_Info_free(&info));
   MPI_OK(MPI_Comm_free(&c));
+
+  /* Comm_create_group over a different subset each time, always with tag 0: a rank
+   * outside one subset goes straight on to the next creation, whose messages the
+   * members of the current one must not take for theirs */
+  for (int iter = 0; iter < 24; iter++) {
+    unsigned bits = (unsigned)(iter * 2654435761u) >> 7;
+    int in = (bits >> (t_rank % 16)) & 1 || t_rank == iter % t_size;
+    int members[64], m = 0;
+    for (int r = 0; r < t_size; r++)
+      if ((bits >> (r % 16)) & 1 || r == iter % t_size) members[m++] = r;
+    if (!in) continue;
+    MPI_Group sub;
+    MPI_Comm cs;
+    int got = -1;
+    MPI_OK(MPI_Group_incl(world, m, members, &sub));
+    MPI_OK(MPI_Comm_create_group(MPI_COMM_WORLD, sub, 0, &cs));
+    MPI_OK(MPI_Comm_size(cs, &got));
+    CHECK(got == m, "subset %d: size %d, expected %d", iter, got, m);
+    MPI_OK(MPI_Comm_free(&cs));
+    MPI_OK(MPI_Group_free(&sub));
+  }
 
   /* idup */
   MPI_Request req;

@@ -2,7 +2,8 @@
 /* Graph and distributed graph topologies: Graph_create (a ring), Graphdims_get,
  * Graph_get, Graph_neighbors(_count), Graph_map, Topo_test; Dist_graph_create_adjacent
  * (weighted) and Dist_graph_create (each rank names one edge, rank r -> r+1 and
- * r -> r+2), Dist_graph_neighbors(_count); messages along the edges. */
+ * r -> r+2, and with no edge at all), Dist_graph_neighbors(_count); messages along the
+ * edges. */
 #include "common.h"
 
 int main(int argc, char **argv) {
@@ -70,6 +71,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2; i++) MPI_OK(MPI_Isend(&t_rank, 1, MPI_INT, outs[i], 3, dg, &rq[2 + i]));
   MPI_OK(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
   for (int i = 0; i < 2; i++) CHECK(vals[i] == ins[i], "edge message %d from %d", vals[i], ins[i]);
+  MPI_OK(MPI_Comm_free(&dg));
+
+  /* a graph nobody gives an edge to (every rank passes n = 0): no neighbours */
+  MPI_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 0, sources, degrees, dests, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg));
+  MPI_OK(MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &weighted));
+  CHECK(indeg == 0 && outdeg == 0 && !weighted, "empty graph counts %d %d %d", indeg, outdeg, weighted);
   MPI_OK(MPI_Comm_free(&dg));
   t_finish();
   return 0;

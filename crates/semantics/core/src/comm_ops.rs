@@ -277,9 +277,12 @@ fn check_subgroup(function: &str, comm: CommId, group: &Group) -> MpiResult<()> 
 }
 
 /// Internal tags for the group-restricted exchanges below, on the parent's collective
-/// context: far below the tags collectives use, one per user tag.
+/// context: far below the tags collectives use, a distinct even one for each user tag
+/// below 2^29 (creations that run at once must use distinct tags; halving, as this
+/// did before, gave tags 2k and 2k+1 the same one). The odd tag under each is its
+/// intercommunicator leaders' link.
 pub(crate) fn internal_tag(user_tag: i32) -> i32 {
-    i32::MIN / 2 - (user_tag & 0x3fff_ffff) / 2
+    i32::MIN / 2 - 2 * (user_tag & 0x1fff_ffff)
 }
 
 /// Sends `out` to world rank `to` and receives `into` from world rank `from` on
@@ -315,7 +318,11 @@ pub(crate) fn sendrecv_world(
 }
 
 /// Largest `value` among the members of `group` (this process is rank `rank`): a
-/// gather to rank 0 and a reply, each on `context` with `tag`.
+/// gather to rank 0 and a reply, each on `context` with `tag`. Messages name their
+/// sender by its process index, not its rank in `group`: successive creations on one
+/// parent with different groups share the context and tag, and a member that is not in
+/// the next group goes on to the one after, whose messages a rank in the group would
+/// have mistaken for its own group's (MPICH's comm/comm_group_rand hung so).
 pub(crate) fn allmax_among(
     function: &str,
     context: u64,
@@ -326,26 +333,27 @@ pub(crate) fn allmax_among(
 ) -> MpiResult<u64> {
     let env = Envelope {
         context,
-        src: rank as i32,
+        src: group.members[rank] as i32,
         tag,
     };
+    let leader = group.members[0];
     if rank != 0 {
         let mut reply = [0u8; 8];
         sendrecv_world(
             function,
             env,
-            Some(group.members[0]),
+            Some(leader),
             &value.to_le_bytes(),
             None,
             &mut [],
         )?;
-        sendrecv_world(function, env, None, &[], Some(0), &mut reply)?;
+        sendrecv_world(function, env, None, &[], Some(leader as i32), &mut reply)?;
         return Ok(u64::from_le_bytes(reply));
     }
     let mut max = value;
-    for r in 1..group.size() {
+    for &member in &group.members[1..] {
         let mut v = [0u8; 8];
-        sendrecv_world(function, env, None, &[], Some(r as i32), &mut v)?;
+        sendrecv_world(function, env, None, &[], Some(member as i32), &mut v)?;
         max = max.max(u64::from_le_bytes(v));
     }
     for r in 1..group.size() {

@@ -404,7 +404,8 @@ pub fn dist_graph_create(
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")) as usize)
         .collect();
-    let longest = counts.iter().copied().max().unwrap_or(0);
+    // At least one slot: a graph nobody gave an edge to still needs blocks to split.
+    let longest = counts.iter().copied().max().unwrap_or(0).max(1);
     let mut mine = vec![0u8; longest * 20];
     for (i, &(s, d, w)) in edges.iter().enumerate() {
         let e = &mut mine[i * 20..(i + 1) * 20];
