@@ -1,8 +1,10 @@
 // ranks: 1 2 3 4 6 8
 // impi: skip asserts that every rank shares one node (MPI_COMM_TYPE_SHARED spans no cluster boundary)
 /* Communicator creation: Comm_create (one group, and disjoint groups), Comm_create_group
- * (called by the members only, also over changing subsets in a row), Comm_compare, Comm_split_type(SHARED), Comm_dup_with_info
- * and Comm_set_info/get_info, Comm_idup; each new communicator carries p2p traffic. */
+ * (called by the members only, also over changing subsets in a row), Comm_compare,
+ * Comm_split_type(SHARED), Comm_dup_with_info and Comm_set_info/get_info, Comm_idup
+ * (which returns before the other members call it; two at once, with attributes); each
+ * new communicator carries p2p traffic. */
 #include "common.h"
 
 /* A ring exchange on comm proves it works and keeps messages apart. */
@@ -132,6 +134,41 @@ int main(int argc, char **argv) {
   CHECK(req == MPI_REQUEST_NULL, "idup request freed by wait");
   ring(c, 7);
   MPI_OK(MPI_Comm_free(&c));
+
+  /* idup returns before the other members call it: ranks above 0 start theirs, then
+   * synchronous-send to rank 0, which receives those before it starts its own */
+  int token = 0;
+  if (t_rank == 0) {
+    for (int r = 1; r < t_size; r++) MPI_OK(MPI_Recv(&token, 1, MPI_INT, r, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &req));
+  } else {
+    MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &req));
+    MPI_OK(MPI_Ssend(&t_rank, 1, MPI_INT, 0, 31, MPI_COMM_WORLD));
+  }
+  MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  ring(c, 8);
+
+  /* two at once, with attributes, and a collective on the parent before they complete */
+  int kdup;
+  void *got_attr;
+  MPI_Comm d1, d2;
+  MPI_Request two[2];
+  MPI_OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &kdup, NULL));
+  MPI_OK(MPI_Comm_set_attr(c, kdup, (void *)77));
+  MPI_OK(MPI_Comm_idup(c, &d1, &two[0]));
+  MPI_OK(MPI_Comm_idup(c, &d2, &two[1]));
+  MPI_OK(MPI_Barrier(c));
+  MPI_OK(MPI_Waitall(2, two, MPI_STATUSES_IGNORE));
+  MPI_OK(MPI_Comm_compare(d1, d2, &res));
+  CHECK(res == MPI_CONGRUENT, "two idups of one parent compare %d", res);
+  MPI_OK(MPI_Comm_get_attr(d2, kdup, &got_attr, &flag));
+  CHECK(flag && (intptr_t)got_attr == 77, "idup copied attribute: flag %d", flag);
+  ring(d1, 9);
+  ring(d2, 10);
+  MPI_OK(MPI_Comm_free(&d1));
+  MPI_OK(MPI_Comm_free(&d2));
+  MPI_OK(MPI_Comm_free(&c));
+  MPI_OK(MPI_Comm_free_keyval(&kdup));
 
   MPI_OK(MPI_Group_free(&evens));
   MPI_OK(MPI_Group_free(&world));

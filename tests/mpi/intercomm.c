@@ -2,7 +2,8 @@
 /* Intercommunicators: world split into a low half and a high half, joined by
  * Intercomm_create (leaders: local rank 0 of each half, world ranks 0 and n/2);
  * remote size/group, test_inter, point-to-point both ways (source = remote rank),
- * dup of the intercommunicator, and Intercomm_merge in both orders. */
+ * dup of the intercommunicator, Intercomm_merge in both orders, and Comm_idup of an
+ * intercommunicator that returns before the other members call it. */
 #include "common.h"
 
 int main(int argc, char **argv) {
@@ -90,6 +91,28 @@ int main(int argc, char **argv) {
     CHECK(back == (low ? half + r : r), "inter3: got %d from remote %d", back, r);
   }
   MPI_OK(MPI_Wait(&rq2, MPI_STATUS_IGNORE));
+
+  /* Comm_idup of an intercommunicator returns before the others call it: every member
+   * but each side's rank 0 starts its idup, then synchronous-sends to the other side's
+   * rank 0, which receives those first */
+  MPI_Comm inter4;
+  MPI_Request rq3;
+  if (lrank == 0) {
+    for (int r = 1; r < rsize; r++) MPI_OK(MPI_Recv(&back, 1, MPI_INT, r, 7, inter3, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_idup(inter3, &inter4, &rq3));
+  } else {
+    MPI_OK(MPI_Comm_idup(inter3, &inter4, &rq3));
+    MPI_OK(MPI_Ssend(&token, 1, MPI_INT, 0, 7, inter3));
+  }
+  MPI_OK(MPI_Wait(&rq3, MPI_STATUS_IGNORE));
+  MPI_OK(MPI_Comm_test_inter(inter4, &flag));
+  MPI_OK(MPI_Comm_remote_size(inter4, &rsize));
+  CHECK(flag && rsize == (low ? n - half : half), "idup of an intercommunicator: inter %d remote size %d", flag, rsize);
+  int sum = -1;
+  MPI_OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, inter4));
+  int remote_sum = low ? (n - 1) * n / 2 - (half - 1) * half / 2 : (half - 1) * half / 2;
+  CHECK(sum == remote_sum, "allreduce over the idup: %d, expected %d", sum, remote_sum);
+  MPI_OK(MPI_Comm_free(&inter4));
   MPI_OK(MPI_Comm_free(&inter3));
   MPI_OK(MPI_Comm_free(&peer));
 

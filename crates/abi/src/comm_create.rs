@@ -6,22 +6,19 @@ use crate::comm::{handle, id_of, resolve, with_comm};
 use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::group::{self, similarity_code};
-use crate::handle::{self, Kind};
 use crate::info;
 use crate::util::out;
+use crossmpi_core::comm::CommId;
+use crossmpi_core::comm_idup::Idup;
 use crossmpi_core::comm_ops;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::group::Similarity;
-use crossmpi_core::request::{Request, Status};
 use crossmpi_core::runtime;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
 /// Duplicates `comm` with its attributes (through the copy callbacks) into `*newcomm`;
-/// `hints` replace the parent's info hints when given. A copy callback that fails fails
-/// the call, and `*newcomm` is then `MPI_COMM_NULL` (as in MPICH and Open MPI): the
-/// attributes copied so far are deleted (their delete callbacks run) and the new
-/// communicator is freed.
+/// `hints` replace the parent's info hints when given.
 pub fn dup_with_attrs(
     function: &str,
     comm: usize,
@@ -36,6 +33,15 @@ pub fn dup_with_attrs(
             Ok(())
         })?;
     }
+    adopt(function, id, new, newcomm)
+}
+
+/// Ends a duplication once the members agreed on `new`: it gets `parent`'s attributes
+/// through the copy callbacks, and its handle goes to `*newcomm`. A copy callback that
+/// fails fails the duplication, and `*newcomm` is then `MPI_COMM_NULL` (as in MPICH and
+/// Open MPI): the attributes copied so far are deleted (their delete callbacks run) and
+/// the new communicator is freed.
+pub fn adopt(function: &str, id: CommId, new: CommId, newcomm: *mut usize) -> MpiResult<()> {
     if let Err(e) = attr::copy_comm_attrs(function, id, new) {
         // The copy's failure is what the caller must learn; a delete callback failing
         // while the half-made duplicate is torn down cannot change that.
@@ -47,12 +53,30 @@ pub fn dup_with_attrs(
     out(function, "newcomm", newcomm, handle(function, Some(new))?)
 }
 
-/// A request that is already complete (the nonblocking dup finishes inside the call).
-fn completed_request(function: &str) -> MpiResult<usize> {
-    runtime::with(function, |rt| {
-        let id = rt.st.requests.insert(Request::done(Status::proc_null()));
-        Ok(handle::encode(Kind::Request, id.index))
-    })
+/// `MPI_Comm_idup(_with_info)`: returns at once with a request the agreement moves on
+/// in (`crossmpi_core::comm_idup`); `*newcomm` is written when it completes.
+fn idup(
+    function: &'static str,
+    comm: usize,
+    hints: Option<info::Pairs>,
+    newcomm: *mut usize,
+    request: *mut usize,
+) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            function,
+            "newcomm",
+            "NULL",
+            "an output argument is required",
+        ));
+    }
+    let id = id_of(function, comm)?;
+    let agreement = Idup::start(function, id, hints.map(|h| h.into_iter().collect()))?;
+    let h = runtime::with(function, |rt| {
+        Ok(crate::mpi4_requests::start_idup(rt, agreement, id, newcomm))
+    })?;
+    out(function, "request", request, h)
 }
 
 /// `MPI_Comm_compare`: the same object, the same group in the same order, the same
@@ -91,22 +115,16 @@ export! {
         })
     }
 
-    /// Completes inside the call (a dup is one short agreement); the request it returns
-    /// is already complete, which the standard allows.
     fn MPI_Comm_idup / PMPI_Comm_idup(comm: usize, newcomm: *mut usize, request: *mut usize) -> c_int {
         let f = "MPI_Comm_idup";
-        call(Scope::Comm(comm), || {
-            dup_with_attrs(f, comm, None, newcomm)?;
-            out(f, "request", request, completed_request(f)?)
-        })
+        call(Scope::Comm(comm), || idup(f, comm, None, newcomm, request))
     }
 
     fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: usize, info: usize, newcomm: *mut usize, request: *mut usize) -> c_int {
         let f = "MPI_Comm_idup_with_info";
         call(Scope::Comm(comm), || {
             let hints = info::read(f, "info", info, true)?;
-            dup_with_attrs(f, comm, Some(hints), newcomm)?;
-            out(f, "request", request, completed_request(f)?)
+            idup(f, comm, Some(hints), newcomm, request)
         })
     }
 

@@ -23,6 +23,8 @@ use crate::error::{call, Scope};
 use crate::handle::{self, Kind, MpiStatus};
 use crate::p2p::{request, start_recv, start_replace, start_send};
 use crate::util::out;
+use crossmpi_core::comm::CommId;
+use crossmpi_core::comm_idup::Idup;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::request::{ReqId, ReqKind, Request, SendMode, Status};
 use crossmpi_core::runtime::{self, Runtime};
@@ -92,6 +94,26 @@ static FREES_QUEUED: AtomicUsize = AtomicUsize::new(0);
 enum Composed {
     Compound(Compound),
     Generalized(Generalized),
+    Idup(Box<IdupEntry>),
+}
+
+/// An `MPI_Comm_idup` in progress ([`start_idup`]).
+struct IdupEntry {
+    agreement: Idup,
+    parent: CommId,
+    /// Where the new handle goes (the caller's `MPI_Comm *`).
+    newcomm: usize,
+    stage: IdupStage,
+}
+
+enum IdupStage {
+    Agreeing,
+    /// The members agreed; the attribute copy (user callbacks) is queued to run outside
+    /// the runtime.
+    Copying,
+    /// Copied: the status to finish with.
+    Copied(Status),
+    Finished,
 }
 
 /// By the slot of the core request the handle names.
@@ -256,6 +278,61 @@ pub fn settle(rt: &mut Runtime, h: usize) {
             }
             Stage::Running | Stage::Querying | Stage::Finished => {}
         },
+        Composed::Idup(e) => match e.stage {
+            IdupStage::Agreeing => match e.agreement.advance(rt, "MPI_Comm_idup") {
+                Ok(None) => {}
+                Ok(Some(new)) => {
+                    e.stage = IdupStage::Copying;
+                    let (slot, parent, newcomm) = (id.index, e.parent, e.newcomm);
+                    rt.defer(Box::new(move || adopt_idup(slot, parent, new, newcomm)));
+                }
+                Err(err) => {
+                    e.stage = IdupStage::Finished;
+                    finish(rt, id, failed(&err));
+                }
+            },
+            IdupStage::Copied(status) => {
+                e.stage = IdupStage::Finished;
+                finish(rt, id, status);
+            }
+            IdupStage::Copying | IdupStage::Finished => {}
+        },
+    }
+}
+
+/// A request over the nonblocking duplication `agreement` of `parent`, which writes the
+/// new handle to `*newcomm` when it completes.
+pub fn start_idup(rt: &mut Runtime, agreement: Idup, parent: CommId, newcomm: *mut usize) -> usize {
+    let id = pending_request(rt);
+    let entry = IdupEntry {
+        agreement,
+        parent,
+        newcomm: newcomm as usize,
+        stage: IdupStage::Agreeing,
+    };
+    register(id.index, Composed::Idup(Box::new(entry)));
+    handle::encode(Kind::Request, id.index)
+}
+
+/// The end of an idup whose members agreed on `new`, run outside the runtime (copy
+/// callbacks may call MPI): the attributes, the handle, then the status to finish with.
+fn adopt_idup(slot: u32, parent: CommId, new: CommId, newcomm: usize) {
+    let f = "MPI_Comm_idup";
+    let status = match crate::comm_create::adopt(f, parent, new, newcomm as *mut usize) {
+        Ok(()) => Status::default(),
+        Err(e) => failed(&e),
+    };
+    if let Some(Composed::Idup(e)) = table().as_mut().and_then(|t| t.get_mut(&slot)) {
+        e.stage = IdupStage::Copied(status);
+    }
+}
+
+/// The status of a composed operation that failed with `e` (its class is what the
+/// completing call reports).
+fn failed(e: &MpiError) -> Status {
+    Status {
+        error: e.class.code(),
+        ..Status::default()
     }
 }
 
@@ -329,7 +406,7 @@ pub fn query_now(h: usize) -> Option<Option<Status>> {
     let slot = handle::decode(Kind::Request, h)?;
     let (query, extra_state, complete) = match table().as_ref()?.get(&slot)? {
         Composed::Generalized(g) => (g.query, g.extra_state, !matches!(g.stage, Stage::Running)),
-        Composed::Compound(_) => return None,
+        Composed::Compound(_) | Composed::Idup(_) => return None,
     };
     Some(complete.then(|| run_query(query, extra_state)))
 }
@@ -607,6 +684,16 @@ pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<()> {
             return Ok(());
         }
         None => {}
+    }
+    if matches!(table().as_ref().and_then(|t| t.get(&id.index)), Some(Composed::Idup(e)) if !matches!(e.stage, IdupStage::Finished))
+    {
+        return Err(MpiError::arg(
+            ErrorClass::Request,
+            f,
+            "request",
+            handle::describe(h),
+            "an MPI_Comm_idup in progress cannot be freed (its members wait for this process): wait for it",
+        ));
     }
     settle(rt, h);
     if rt.st.requests.get(id).unwrap().complete {

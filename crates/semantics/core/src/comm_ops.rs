@@ -23,7 +23,7 @@ use crate::comm::{Comm, CommId, Group, UNDEFINED};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
 use crate::request::{ReqId, SendMode};
-use crate::runtime;
+use crate::runtime::{self, Runtime};
 use crate::userbuf;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -31,24 +31,29 @@ use std::sync::{Arc, Mutex};
 /// Context ids claimed by creations in progress in this process.
 static CLAIMED: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
 
-fn claimed() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
+pub(crate) fn claimed() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
     CLAIMED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// This process's proposal: the lowest id above every retired (below `next`) and
 /// claimed one.
-fn propose(next: u64, claimed: &BTreeSet<u64>) -> u64 {
+pub(crate) fn propose(next: u64, claimed: &BTreeSet<u64>) -> u64 {
     next.max(claimed.last().map_or(0, |&c| c + 2))
 }
 
 /// Claims `candidate` if it is neither retired nor claimed.
-fn claim(next: u64, claimed: &mut BTreeSet<u64>, candidate: u64) -> bool {
+pub(crate) fn claim(next: u64, claimed: &mut BTreeSet<u64>, candidate: u64) -> bool {
     candidate >= next && claimed.insert(candidate)
 }
 
 /// Ends a round: drops this round's claim (a successful candidate becomes retired like
 /// every id below it; a failed one too, so the next round proposes above it).
-fn settle(next: &mut u64, claimed: &mut BTreeSet<u64>, candidate: u64, claimed_it: bool) {
+pub(crate) fn settle(
+    next: &mut u64,
+    claimed: &mut BTreeSet<u64>,
+    candidate: u64,
+    claimed_it: bool,
+) {
     if claimed_it {
         claimed.remove(&candidate);
     }
@@ -60,7 +65,7 @@ fn settle(next: &mut u64, claimed: &mut BTreeSet<u64>, candidate: u64, claimed_i
 /// if they keep picking the same candidate; a spread that differs between creations
 /// (their salts differ: parents are distinct communicators) breaks the tie, each round
 /// with probability 7/8. The first round uses no spread, so ids stay dense.
-fn spread(salt: u64, round: u64) -> u64 {
+pub(crate) fn spread(salt: u64, round: u64) -> u64 {
     if round == 0 {
         return 0;
     }
@@ -138,30 +143,41 @@ pub(crate) fn install(
     remote: Option<Arc<Group>>,
 ) -> MpiResult<Option<CommId>> {
     runtime::with(function, |rt| {
-        let me = rt.rank;
-        let Some(rank) = group.rank_of(me) else {
-            return Ok(None);
-        };
-        let p = rt.comm(function, parent)?;
-        let errhandler = p.errhandler;
-        let nodes = per_member(&rt.node_of, &group);
-        let sites = per_member(&rt.site_of, &group);
-        Ok(Some(rt.comms.insert(Comm {
-            context,
-            group,
-            rank,
-            remote,
-            name: String::new(),
-            errhandler,
-            attributes: BTreeMap::new(),
-            nodes,
-            sites,
-            coll_seq: 0,
-            topology: None,
-            hints: BTreeMap::new(),
-            local_team: Default::default(),
-        })))
+        install_in(rt, function, parent, context, group, remote)
     })
+}
+
+/// [`install`] by a caller that holds the runtime.
+pub(crate) fn install_in(
+    rt: &mut Runtime,
+    function: &str,
+    parent: CommId,
+    context: u64,
+    group: Arc<Group>,
+    remote: Option<Arc<Group>>,
+) -> MpiResult<Option<CommId>> {
+    let Some(rank) = group.rank_of(rt.rank) else {
+        return Ok(None);
+    };
+    let p = rt.comm(function, parent)?;
+    let errhandler = p.errhandler;
+    let nodes = per_member(&rt.node_of, &group);
+    let sites = per_member(&rt.site_of, &group);
+    Ok(Some(rt.comms.insert(Comm {
+        context,
+        group,
+        rank,
+        remote,
+        name: String::new(),
+        errhandler,
+        attributes: BTreeMap::new(),
+        nodes,
+        sites,
+        coll_seq: 0,
+        topology: None,
+        hints: BTreeMap::new(),
+        local_team: Default::default(),
+    })))
 }
 
 /// `MPI_Comm_dup` (attributes are copied by the caller, which runs the callbacks). The

@@ -10,6 +10,7 @@ pub mod binding;
 pub mod bootstrap;
 pub mod coll;
 pub mod comm;
+pub mod comm_idup;
 pub mod comm_ops;
 pub mod config;
 pub mod dynamic;

@@ -38,7 +38,7 @@ const TAG_SPAN: u64 = 1 << 24;
 /// Sub-tags occupy the bits above the sequence number.
 const SUBTAGS: i32 = 16;
 /// Set on messages between members of the same group of an intercommunicator.
-const TAG_LOCAL_GROUP: i32 = 1 << 29;
+pub(crate) const TAG_LOCAL_GROUP: i32 = 1 << 29;
 
 /// A member of the communicator a schedule talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -590,7 +590,7 @@ impl Sched<'_> {
 
 /// Takes the tag of the next collective call on `c` (every call takes one, on every
 /// member, in call order).
-pub(super) fn take_tag(c: &mut Comm) -> i32 {
+pub(crate) fn take_tag(c: &mut Comm) -> i32 {
     let seq = c.coll_seq;
     c.coll_seq += 1;
     TAG_BASE + (seq % (TAG_SPAN - TAG_BASE as u64)) as i32

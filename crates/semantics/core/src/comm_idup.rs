@@ -1,0 +1,250 @@
+//! `MPI_Comm_idup`: the context agreement of [`comm_ops`](crate::comm_ops) taken in
+//! steps instead of blocking calls, so the call returns at once and the agreement moves
+//! on whenever its request is tested.
+//!
+//! Each round's two "largest value among the members" exchanges go through one leader
+//! as point-to-point messages on the parent's collective context, under the collective
+//! tag the idup took when it started: later steps start when a member tests the request,
+//! at different points of its program on different members, so they must not take
+//! places in the parent's sequence of collectives. The leader is the group's first
+//! member; of an intercommunicator, the first member of the group whose first member
+//! has the lower process key, and both groups' members report to it (messages within
+//! its group carry the collectives' local-group tag bit, since the ranks that name
+//! senders repeat between the groups).
+
+use crate::coll::sched::{take_tag, TAG_LOCAL_GROUP};
+use crate::comm::{CommId, Group};
+use crate::comm_ops::{claim, claimed, install_in, propose, settle, spread};
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::header::Envelope;
+use crate::request::{ReqId, SendMode};
+use crate::runtime::{self, Runtime};
+use crate::topo::Topology;
+use crate::userbuf;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A nonblocking duplication in progress.
+pub struct Idup {
+    parent: CommId,
+    group: Arc<Group>,
+    /// The remote group of an intercommunicator.
+    remote: Option<Arc<Group>>,
+    rank: usize,
+    /// The leader is the first member of this process's group.
+    leads_here: bool,
+    context: u64,
+    /// The tag of messages within the leader's group, and between the groups.
+    tag_within: i32,
+    tag_across: i32,
+    /// Tells this agreement's retry spread from those of others running at once.
+    salt: u64,
+    round: u64,
+    step: Step,
+    exchange: Exchange,
+    topology: Option<Arc<Topology>>,
+    hints: BTreeMap<String, String>,
+}
+
+/// Which of a round's two exchanges runs.
+enum Step {
+    /// The members' proposals, for the candidate.
+    Proposing,
+    /// Whether any member could not claim `candidate`.
+    Refusing { candidate: u64, claimed_it: bool },
+}
+
+/// One exchange in flight: every member's value to the first member, the largest back.
+struct Exchange {
+    /// The messages' 8-byte slots: the first member receives member r's value into slot
+    /// r and sends the largest from slot 0; any other member sends from slot 0 and
+    /// receives into slot 1. Boxed: requests point into it while it moves with `Idup`.
+    slots: Box<[[u8; 8]]>,
+    reqs: Vec<ReqId>,
+    /// The first member's replies are out: the exchange ends once they are sent.
+    replying: bool,
+}
+
+impl Idup {
+    /// Starts duplicating `parent` (`hints` replace its info hints when given).
+    pub fn start(
+        function: &str,
+        parent: CommId,
+        hints: Option<BTreeMap<String, String>>,
+    ) -> MpiResult<Idup> {
+        runtime::with(function, |rt| {
+            let c = rt.comm_mut(function, parent)?;
+            let tag = take_tag(c);
+            let context = c.coll_context();
+            let (group, remote, rank) = (c.group.clone(), c.remote.clone(), c.rank);
+            let topology = c.topology.clone();
+            let hints = hints.unwrap_or_else(|| c.hints.clone());
+            let leads_here = remote.as_ref().is_none_or(|r| {
+                rt.dynamic.key_of(group.world_rank(0)) < rt.dynamic.key_of(r.world_rank(0))
+            });
+            let tag_within = if remote.is_some() {
+                tag | TAG_LOCAL_GROUP
+            } else {
+                tag
+            };
+            let mut idup = Idup {
+                parent,
+                group,
+                remote,
+                rank,
+                leads_here,
+                context,
+                tag_within,
+                tag_across: tag,
+                salt: context ^ tag as u64,
+                round: 0,
+                step: Step::Proposing,
+                exchange: Exchange {
+                    slots: Box::new([]),
+                    reqs: Vec::new(),
+                    replying: false,
+                },
+                topology,
+                hints,
+            };
+            let mine = propose(rt.next_context, &claimed());
+            idup.exchange(rt, mine);
+            Ok(idup)
+        })
+    }
+
+    /// Takes every step whose messages have arrived; the new communicator once the
+    /// members agreed.
+    pub fn advance(&mut self, rt: &mut Runtime, function: &str) -> MpiResult<Option<CommId>> {
+        while let Some(largest) = self.exchanged(rt) {
+            match self.step {
+                Step::Proposing => {
+                    let candidate = largest + spread(self.salt, self.round);
+                    let claimed_it = claim(rt.next_context, &mut claimed(), candidate);
+                    self.step = Step::Refusing {
+                        candidate,
+                        claimed_it,
+                    };
+                    self.exchange(rt, u64::from(!claimed_it));
+                }
+                Step::Refusing {
+                    candidate,
+                    claimed_it,
+                } => {
+                    settle(&mut rt.next_context, &mut claimed(), candidate, claimed_it);
+                    if largest == 0 {
+                        return self.install(rt, function, candidate).map(Some);
+                    }
+                    self.round += 1;
+                    self.step = Step::Proposing;
+                    let mine = propose(rt.next_context, &claimed());
+                    self.exchange(rt, mine);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn install(&self, rt: &mut Runtime, function: &str, context: u64) -> MpiResult<CommId> {
+        let (group, remote) = (self.group.clone(), self.remote.clone());
+        let new =
+            install_in(rt, function, self.parent, context, group, remote)?.ok_or_else(|| {
+                MpiError::context(
+                    ErrorClass::Intern,
+                    function,
+                    "a member of the parent is not a member of its duplicate",
+                )
+            })?;
+        let c = rt.comm_mut(function, new)?;
+        c.topology = self.topology.clone();
+        c.hints = self.hints.clone();
+        Ok(new)
+    }
+
+    fn is_leader(&self) -> bool {
+        self.leads_here && self.rank == 0
+    }
+
+    /// The other members, as the leader sees them: (process, rank in its group, tag).
+    fn led(&self) -> Vec<(u32, usize, i32)> {
+        let within = (1..self.group.size()).map(|r| (self.group.world_rank(r), r, self.tag_within));
+        let across = self
+            .remote
+            .iter()
+            .flat_map(|g| (0..g.size()).map(move |r| (g.world_rank(r), r, self.tag_across)));
+        within.chain(across).collect()
+    }
+
+    /// Starts an exchange of `value`.
+    fn exchange(&mut self, rt: &mut Runtime, value: u64) {
+        let leader = self.is_leader();
+        let led = if leader { self.led() } else { Vec::new() };
+        let mut slots = vec![[0u8; 8]; 1 + led.len().max(1)].into_boxed_slice();
+        slots[0] = value.to_le_bytes();
+        self.exchange = Exchange {
+            slots,
+            reqs: Vec::new(),
+            replying: false,
+        };
+        let e = &mut self.exchange;
+        if leader {
+            for (i, &(_, rank, tag)) in led.iter().enumerate() {
+                let buf = userbuf::bytes(e.slots[1 + i].as_mut_ptr() as usize, 8);
+                e.reqs
+                    .push(rt.st.start_recv(buf, self.context, rank as i32, tag));
+            }
+        } else {
+            let (leader, tag) = match &self.remote {
+                Some(r) if !self.leads_here => (r.world_rank(0), self.tag_across),
+                _ => (self.group.world_rank(0), self.tag_within),
+            };
+            let env = Envelope {
+                context: self.context,
+                src: self.rank as i32,
+                tag,
+            };
+            let out = userbuf::bytes(e.slots[0].as_ptr() as usize, 8);
+            e.reqs
+                .push(rt.st.start_send(out, leader, env, SendMode::Standard));
+            let reply = userbuf::bytes(e.slots[1].as_mut_ptr() as usize, 8);
+            e.reqs.push(rt.st.start_recv(reply, self.context, 0, tag));
+        }
+        rt.flush();
+    }
+
+    /// The exchange's result once it is over.
+    fn exchanged(&mut self, rt: &mut Runtime) -> Option<u64> {
+        let leader = self.is_leader();
+        let led = if leader { self.led() } else { Vec::new() };
+        let e = &mut self.exchange;
+        if !e.reqs.iter().all(|&r| rt.st.is_done(r)) {
+            return None;
+        }
+        for r in e.reqs.drain(..) {
+            rt.st.requests.discard(r);
+        }
+        let value = |slot: &[u8; 8]| u64::from_le_bytes(*slot);
+        if !leader {
+            return Some(value(&e.slots[1]));
+        }
+        let largest = e.slots.iter().map(value).max().unwrap_or(0);
+        if e.replying || led.is_empty() {
+            return Some(largest);
+        }
+        // Every value is in: the largest goes back to each member.
+        e.slots[0] = largest.to_le_bytes();
+        for &(to, _, tag) in &led {
+            let out = userbuf::bytes(e.slots[0].as_ptr() as usize, 8);
+            let env = Envelope {
+                context: self.context,
+                src: 0,
+                tag,
+            };
+            e.reqs
+                .push(rt.st.start_send(out, to, env, SendMode::Standard));
+        }
+        e.replying = true;
+        rt.flush();
+        None
+    }
+}
