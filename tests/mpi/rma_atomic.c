@@ -86,10 +86,11 @@ int main(int argc, char **argv) {
     CHECK(seen == mine, "rank %d released a lock held by %d", t_rank, seen - 1);
   }
 
-  int rc = MPI_Accumulate(&ione, 1, MPI_CHAR, 0, SUM_INT, 1, MPI_CHAR, MPI_SUM, win);
+  float fone = 1;
+  int rc = MPI_Accumulate(&fone, 1, MPI_FLOAT, 0, SUM_INT, 1, MPI_FLOAT, MPI_BAND, win);
   int cls = -1;
   MPI_Error_class(rc, &cls);
-  CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_CHAR gave error class %d, not MPI_ERR_OP", cls);
+  CHECK(cls == MPI_ERR_OP, "MPI_BAND on MPI_FLOAT gave error class %d, not MPI_ERR_OP", cls);
   MPI_OK(MPI_Win_unlock_all(win));
   MPI_Barrier(MPI_COMM_WORLD);
 

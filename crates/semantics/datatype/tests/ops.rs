@@ -305,8 +305,8 @@ fn undefined_combinations_and_bad_lengths_are_rejected() {
         (Op::Land, Basic::Double),
         (Op::Land, Basic::Integer),
         (Op::MinLoc, Basic::Int),
-        (Op::Sum, Basic::Char),
         (Op::Max, Basic::Wchar),
+        (Op::Sum, Basic::Character),
         (Op::Sum, Basic::Packed),
         (Op::Sum, Basic::Byte),
         (Op::Lor, Basic::Byte),
@@ -328,6 +328,10 @@ fn undefined_combinations_and_bad_lengths_are_rejected() {
         (Op::Sum, Basic::Aint),
         (Op::Land, Basic::CxxBool),
         (Op::Bxor, Basic::Integer8),
+        (Op::Sum, Basic::Char),
+        (Op::Bor, Basic::Char),
+        (Op::Lor, Basic::Aint),
+        (Op::Lxor, Basic::Offset),
     ] {
         assert!(is_defined(op, b));
     }

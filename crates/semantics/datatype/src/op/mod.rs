@@ -87,17 +87,25 @@ impl fmt::Display for OpError {
 
 impl std::error::Error for OpError {}
 
-/// Whether the standard defines `op` on `basic`.
+/// Whether `op` is defined on `basic`: the standard's table (MPI-5.0 section 6.9.2),
+/// plus what both Open MPI and MPICH also accept, so programs written for them run
+/// unchanged: `MPI_CHAR` (a C `char`, of the text class in the standard) takes every
+/// integer operator, and the multi-language integers (`MPI_AINT`, `MPI_OFFSET`,
+/// `MPI_COUNT`) the logical ones too (MPICH's coll/allred, opbor and opprod use them).
 pub fn is_defined(op: Op, basic: Basic) -> bool {
     use Class::*;
-    let class = basic.class();
+    let class = if basic == Basic::Char {
+        CInteger
+    } else {
+        basic.class()
+    };
     match op {
         Op::Sum | Op::Prod => matches!(
             class,
             CInteger | FortranInteger | MultiLanguage | Floating | Complex
         ),
         Op::Min | Op::Max => matches!(class, CInteger | FortranInteger | MultiLanguage | Floating),
-        Op::Land | Op::Lor | Op::Lxor => matches!(class, CInteger | Logical),
+        Op::Land | Op::Lor | Op::Lxor => matches!(class, CInteger | MultiLanguage | Logical),
         Op::Band | Op::Bor | Op::Bxor => {
             matches!(class, CInteger | FortranInteger | MultiLanguage | Byte)
         }
