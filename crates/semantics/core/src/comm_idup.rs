@@ -14,7 +14,7 @@
 
 use crate::coll::sched::{take_tag, TAG_LOCAL_GROUP};
 use crate::comm::{CommId, Group};
-use crate::comm_ops::{claim, claimed, install_in, propose, settle, spread};
+use crate::comm_ops::{claim, claimed, install, propose, settle, spread};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
 use crate::request::{ReqId, SendMode};
@@ -147,14 +147,13 @@ impl Idup {
 
     fn install(&self, rt: &mut Runtime, function: &str, context: u64) -> MpiResult<CommId> {
         let (group, remote) = (self.group.clone(), self.remote.clone());
-        let new =
-            install_in(rt, function, self.parent, context, group, remote)?.ok_or_else(|| {
-                MpiError::context(
-                    ErrorClass::Intern,
-                    function,
-                    "a member of the parent is not a member of its duplicate",
-                )
-            })?;
+        let new = install(rt, function, self.parent, context, group, remote)?.ok_or_else(|| {
+            MpiError::context(
+                ErrorClass::Intern,
+                function,
+                "a member of the parent is not a member of its duplicate",
+            )
+        })?;
         let c = rt.comm_mut(function, new)?;
         c.topology = self.topology.clone();
         c.hints = self.hints.clone();

@@ -136,19 +136,6 @@ fn per_member(per_world: &[u32], group: &Group) -> Arc<Vec<u32>> {
 /// Inserts the communicator `group` forms with `context` (inheriting `parent`'s error
 /// handler); `None` when this process is not in `group`.
 pub(crate) fn install(
-    function: &str,
-    parent: CommId,
-    context: u64,
-    group: Arc<Group>,
-    remote: Option<Arc<Group>>,
-) -> MpiResult<Option<CommId>> {
-    runtime::with(function, |rt| {
-        install_in(rt, function, parent, context, group, remote)
-    })
-}
-
-/// [`install`] by a caller that holds the runtime.
-pub(crate) fn install_in(
     rt: &mut Runtime,
     function: &str,
     parent: CommId,
@@ -192,8 +179,10 @@ pub fn dup(function: &str, comm: CommId) -> MpiResult<CommId> {
         None => agree_context(function, comm)?,
         Some(_) => crate::intercomm::agree(function, comm)?,
     };
-    let new = install(function, comm, context, group, remote)?
-        .expect("a member of the parent is a member of its duplicate");
+    let new = runtime::with(function, |rt| {
+        install(rt, function, comm, context, group, remote)
+    })?
+    .expect("a member of the parent is a member of its duplicate");
     runtime::with(function, |rt| {
         let c = rt.comm_mut(function, new)?;
         c.topology = topology;
@@ -224,7 +213,9 @@ pub fn split(function: &str, comm: CommId, color: i32, key: i32) -> MpiResult<Op
         .collect();
     chosen.sort();
     let group = Group::new(chosen.iter().map(|&(_, r)| m.group.world_rank(r)).collect());
-    install(function, comm, context, group, None)
+    runtime::with(function, |rt| {
+        install(rt, function, comm, context, group, None)
+    })
 }
 
 /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`: one communicator per node.
@@ -269,7 +260,9 @@ pub fn create(function: &str, comm: CommId, group: Arc<Group>) -> MpiResult<Opti
     check_intra(function, comm)?;
     check_subgroup(function, comm, &group)?;
     let context = agree_context(function, comm)?;
-    install(function, comm, context, group, None)
+    runtime::with(function, |rt| {
+        install(rt, function, comm, context, group, None)
+    })
 }
 
 fn check_subgroup(function: &str, comm: CommId, group: &Group) -> MpiResult<()> {
@@ -410,7 +403,7 @@ pub fn create_group(
     let new = agree_with(function, context ^ tag as u64, &|v| {
         allmax_among(function, context, tag, &group, rank, v)
     })?;
-    install(function, comm, new, group, None)
+    runtime::with(function, |rt| install(rt, function, comm, new, group, None))
 }
 
 /// `MPI_Comm_free`.

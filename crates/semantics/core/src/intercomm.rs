@@ -131,8 +131,10 @@ pub fn create(
         let theirs = swap_during_create(function, local, local_leader, link.as_ref(), local_max)?;
         Ok(local_max.max(theirs))
     })?;
-    Ok(install(function, local, context, group, Some(remote))?
-        .expect("a member of the local communicator is in the local group"))
+    Ok(runtime::with(function, |rt| {
+        install(rt, function, local, context, group, Some(remote))
+    })?
+    .expect("a member of the local communicator is in the local group"))
 }
 
 /// The leader's link to the remote leader through the peer communicator.
@@ -262,6 +264,9 @@ pub fn merge(function: &str, comm: CommId, high: bool) -> MpiResult<CommId> {
     };
     let members = a.members.iter().chain(&b.members).copied().collect();
     let context = agree(function, comm)?;
-    Ok(install(function, comm, context, Group::new(members), None)?
-        .expect("every member of an intercommunicator is in its merge"))
+    let group = Group::new(members);
+    Ok(runtime::with(function, |rt| {
+        install(rt, function, comm, context, group, None)
+    })?
+    .expect("every member of an intercommunicator is in its merge"))
 }

@@ -454,8 +454,10 @@ fn establish(
     let remote_group =
         connect_processes(function, &remote, rank as u32, connects, context, timeout)
             .map_err(fail)?;
-    Ok(install(function, comm, context, group, Some(remote_group))?
-        .expect("a member of the local communicator is in the local group"))
+    Ok(runtime::with(function, |rt| {
+        install(rt, function, comm, context, group, Some(remote_group))
+    })?
+    .expect("a member of the local communicator is in the local group"))
 }
 
 /// Gives every process of `remote` an index (new ones after the known processes) and,
