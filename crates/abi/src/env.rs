@@ -138,7 +138,7 @@ export! {
     }
 
     fn MPI_Add_error_class / PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-        call(Scope::Process, || out("MPI_Add_error_class", "errorclass", errorclass, error::add_class()))
+        call(Scope::Process, || out("MPI_Add_error_class", "errorclass", errorclass, error::add_class("MPI_Add_error_class")?))
     }
 
     fn MPI_Add_error_code / PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {

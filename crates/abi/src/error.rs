@@ -26,20 +26,74 @@ const FIRST_USER_CODE: i32 = 0x1_0000;
 struct Registry {
     messages: Vec<Option<(i32, String)>>,
     next: usize,
-    user_classes: Vec<Option<String>>,
-    /// (class, string) of each user code.
-    user_codes: Vec<(i32, Option<String>)>,
-    /// User classes and codes taken back by `MPI_Remove_error_class/code` (their values
-    /// are not reused, so a stale value never names a newer class).
-    removed: Vec<i32>,
+    /// User classes (value `FIRST_USER_CLASS + index`) and codes (`FIRST_USER_CODE +
+    /// index`), with the class each code belongs to.
+    user_classes: UserValues,
+    user_codes: UserValues,
+}
+
+/// User-defined classes or codes: the live ones by index, and the indices
+/// `MPI_Remove_error_class/code` freed, which the next additions reuse (MPICH's
+/// errhan/adderr adds and removes 32 classes 10,000 times; without reuse the class
+/// values would run into the codes').
+struct UserValues {
+    /// (class, string) of each live value (a class is its own class); None once removed.
+    live: Vec<Option<(i32, Option<String>)>>,
+    free: Vec<usize>,
+}
+
+impl UserValues {
+    const fn new() -> UserValues {
+        UserValues {
+            live: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// The entry of `value` (of a range starting at `first`) while it is live.
+    fn get(&self, first: i32, value: c_int) -> Option<&(i32, Option<String>)> {
+        let index = usize::try_from(value.checked_sub(first)?).ok()?;
+        self.live.get(index)?.as_ref()
+    }
+
+    fn get_mut(&mut self, first: i32, value: c_int) -> Option<&mut (i32, Option<String>)> {
+        let index = usize::try_from(value.checked_sub(first)?).ok()?;
+        self.live.get_mut(index)?.as_mut()
+    }
+
+    /// A new value below `limit`, with its class (`None`: the value itself); None when
+    /// the range is used up.
+    fn add(&mut self, first: i32, limit: i32, class: Option<i32>) -> Option<c_int> {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None if first as i64 + (self.live.len() as i64) < limit as i64 => {
+                self.live.push(None);
+                self.live.len() - 1
+            }
+            None => return None,
+        };
+        let value = first + index as i32;
+        self.live[index] = Some((class.unwrap_or(value), None));
+        Some(value)
+    }
+
+    fn remove(&mut self, first: i32, value: c_int) {
+        let index = (value - first) as usize;
+        self.live[index] = None;
+        self.free.push(index);
+    }
+
+    /// The largest value ever handed out, if any.
+    fn last(&self, first: i32) -> Option<c_int> {
+        (!self.live.is_empty()).then(|| first + self.live.len() as i32 - 1)
+    }
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     messages: Vec::new(),
     next: 0,
-    user_classes: Vec::new(),
-    user_codes: Vec::new(),
-    removed: Vec::new(),
+    user_classes: UserValues::new(),
+    user_codes: UserValues::new(),
 });
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
@@ -74,20 +128,16 @@ pub fn class_of(code: c_int) -> Option<c_int> {
     {
         return Some(code);
     }
-    let r = registry();
-    if r.removed.contains(&code) {
-        return None;
-    }
+    user_entry(&registry(), code).map(|c| c.0)
+}
+
+/// The live user class or code `code`.
+fn user_entry(r: &Registry, code: c_int) -> Option<&(i32, Option<String>)> {
     if code >= FIRST_USER_CODE {
-        return r
-            .user_codes
-            .get((code - FIRST_USER_CODE) as usize)
-            .map(|c| c.0);
+        r.user_codes.get(FIRST_USER_CODE, code)
+    } else {
+        r.user_classes.get(FIRST_USER_CLASS, code)
     }
-    if code >= FIRST_USER_CLASS && ((code - FIRST_USER_CLASS) as usize) < r.user_classes.len() {
-        return Some(code);
-    }
-    None
 }
 
 /// `MPI_Error_string`.
@@ -109,23 +159,7 @@ pub fn string_of(code: c_int) -> Option<String> {
     if let Some(name) = predefined_class_name(code) {
         return Some(name);
     }
-    let r = registry();
-    if r.removed.contains(&code) {
-        return None;
-    }
-    if code >= FIRST_USER_CODE {
-        return r
-            .user_codes
-            .get((code - FIRST_USER_CODE) as usize)
-            .map(|c| c.1.clone().unwrap_or_default());
-    }
-    if code >= FIRST_USER_CLASS {
-        return r
-            .user_classes
-            .get((code - FIRST_USER_CLASS) as usize)
-            .map(|c| c.clone().unwrap_or_default());
-    }
-    None
+    user_entry(&registry(), code).map(|c| c.1.clone().unwrap_or_default())
 }
 
 fn predefined_class_name(code: c_int) -> Option<String> {
@@ -190,10 +224,18 @@ fn predefined_class_name(code: c_int) -> Option<String> {
 }
 
 /// `MPI_Add_error_class`.
-pub fn add_class() -> c_int {
-    let mut r = registry();
-    r.user_classes.push(None);
-    FIRST_USER_CLASS + r.user_classes.len() as i32 - 1
+pub fn add_class(function: &str) -> MpiResult<c_int> {
+    registry()
+        .user_classes
+        .add(FIRST_USER_CLASS, FIRST_USER_CODE, None)
+        .ok_or_else(|| {
+            let live = FIRST_USER_CODE - FIRST_USER_CLASS;
+            MpiError::context(
+                ErrorClass::Other,
+                function,
+                format!("all {live} user error classes exist (remove one first)"),
+            )
+        })
 }
 
 /// `MPI_Add_error_code`.
@@ -207,9 +249,16 @@ pub fn add_code(function: &str, class: c_int) -> MpiResult<c_int> {
             "not an error class",
         ));
     }
-    let mut r = registry();
-    r.user_codes.push((class, None));
-    Ok(FIRST_USER_CODE + r.user_codes.len() as i32 - 1)
+    registry()
+        .user_codes
+        .add(FIRST_USER_CODE, DYNAMIC, Some(class))
+        .ok_or_else(|| {
+            MpiError::context(
+                ErrorClass::Other,
+                function,
+                "every user error code value is taken (remove some first)",
+            )
+        })
 }
 
 /// `MPI_Add_error_string`: only for user classes and codes.
@@ -220,33 +269,24 @@ pub fn add_string(function: &str, code: c_int, text: String) -> MpiResult<()> {
 /// Sets or (with `None`) removes the string of a live user class or code.
 fn set_string(function: &str, code: c_int, text: Option<String>) -> MpiResult<()> {
     let mut r = registry();
-    if r.removed.contains(&code) {
-        return Err(MpiError::arg(
+    let entry = if code >= FIRST_USER_CODE {
+        r.user_codes.get_mut(FIRST_USER_CODE, code)
+    } else {
+        r.user_classes.get_mut(FIRST_USER_CLASS, code)
+    };
+    match entry {
+        Some(c) => {
+            c.1 = text;
+            Ok(())
+        }
+        None => Err(MpiError::arg(
             ErrorClass::Arg,
             function,
             "errorcode",
             code,
-            "was removed",
-        ));
+            "not a user-defined error class or code (or one since removed)",
+        )),
     }
-    if code >= FIRST_USER_CODE {
-        if let Some(c) = r.user_codes.get_mut((code - FIRST_USER_CODE) as usize) {
-            c.1 = text;
-            return Ok(());
-        }
-    } else if code >= FIRST_USER_CLASS {
-        if let Some(c) = r.user_classes.get_mut((code - FIRST_USER_CLASS) as usize) {
-            *c = text;
-            return Ok(());
-        }
-    }
-    Err(MpiError::arg(
-        ErrorClass::Arg,
-        function,
-        "errorcode",
-        code,
-        "not a user-defined error class or code",
-    ))
 }
 
 /// `MPI_Remove_error_string`.
@@ -254,22 +294,10 @@ pub fn remove_string(function: &str, code: c_int) -> MpiResult<()> {
     set_string(function, code, None)
 }
 
-fn is_user_code(r: &Registry, code: c_int) -> bool {
-    code >= FIRST_USER_CODE
-        && ((code - FIRST_USER_CODE) as usize) < r.user_codes.len()
-        && !r.removed.contains(&code)
-}
-
-fn is_user_class(r: &Registry, class: c_int) -> bool {
-    (FIRST_USER_CLASS..FIRST_USER_CODE).contains(&class)
-        && ((class - FIRST_USER_CLASS) as usize) < r.user_classes.len()
-        && !r.removed.contains(&class)
-}
-
 /// `MPI_Remove_error_code`: only a live user code.
 pub fn remove_code(function: &str, code: c_int) -> MpiResult<()> {
     let mut r = registry();
-    if !is_user_code(&r, code) {
+    if code < FIRST_USER_CODE || r.user_codes.get(FIRST_USER_CODE, code).is_none() {
         return Err(MpiError::arg(
             ErrorClass::Arg,
             function,
@@ -278,14 +306,16 @@ pub fn remove_code(function: &str, code: c_int) -> MpiResult<()> {
             "not a user-defined error code (MPI_Add_error_code makes them)",
         ));
     }
-    r.removed.push(code);
+    r.user_codes.remove(FIRST_USER_CODE, code);
     Ok(())
 }
 
 /// `MPI_Remove_error_class`: only a live user class none of whose codes is live.
 pub fn remove_class(function: &str, class: c_int) -> MpiResult<()> {
     let mut r = registry();
-    if !is_user_class(&r, class) {
+    if !(FIRST_USER_CLASS..FIRST_USER_CODE).contains(&class)
+        || r.user_classes.get(FIRST_USER_CLASS, class).is_none()
+    {
         return Err(MpiError::arg(
             ErrorClass::Arg,
             function,
@@ -294,10 +324,12 @@ pub fn remove_class(function: &str, class: c_int) -> MpiResult<()> {
             "not a user-defined error class (MPI_Add_error_class makes them)",
         ));
     }
-    let live = (0..r.user_codes.len())
-        .map(|i| FIRST_USER_CODE + i as i32)
-        .filter(|&code| r.user_codes[(code - FIRST_USER_CODE) as usize].0 == class)
-        .find(|&code| is_user_code(&r, code));
+    let live = r
+        .user_codes
+        .live
+        .iter()
+        .position(|c| c.as_ref().is_some_and(|c| c.0 == class))
+        .map(|i| FIRST_USER_CODE + i as i32);
     if let Some(code) = live {
         return Err(MpiError::arg(
             ErrorClass::Arg,
@@ -307,20 +339,17 @@ pub fn remove_class(function: &str, class: c_int) -> MpiResult<()> {
             format!("error code {code} of this class still exists (remove it first)"),
         ));
     }
-    r.removed.push(class);
+    r.user_classes.remove(FIRST_USER_CLASS, class);
     Ok(())
 }
 
 /// `MPI_LASTUSEDCODE`.
 pub fn last_used_code() -> c_int {
     let r = registry();
-    if !r.user_codes.is_empty() {
-        FIRST_USER_CODE + r.user_codes.len() as i32 - 1
-    } else if !r.user_classes.is_empty() {
-        FIRST_USER_CLASS + r.user_classes.len() as i32 - 1
-    } else {
-        MPI_ERR_LASTCODE
-    }
+    r.user_codes
+        .last(FIRST_USER_CODE)
+        .or_else(|| r.user_classes.last(FIRST_USER_CLASS))
+        .unwrap_or(MPI_ERR_LASTCODE)
 }
 
 // -------------------------------------------------------------------- error handlers
@@ -485,7 +514,7 @@ mod tests {
 
     #[test]
     fn user_classes_and_codes() {
-        let class = add_class();
+        let class = add_class("MPI_Add_error_class").unwrap();
         assert!(class > MPI_ERR_LASTCODE);
         let code = add_code("MPI_Add_error_code", class).unwrap();
         assert_eq!(class_of(code), Some(class));
