@@ -227,6 +227,28 @@ contains
     s(n + 1) = c_null_char
   end subroutine
 
+  ! An info key or value: leading blanks go too, as the standard says for Fortran.
+  subroutine crossmpi_info_string_in(f, flen, s)
+    character(kind=c_char), intent(in) :: f(*)
+    integer(c_size_t), value :: flen
+    character(kind=c_char), allocatable, intent(out) :: s(:)
+    integer(c_size_t) :: first
+    first = 1
+    do while (first <= flen)
+      if (f(first) /= ' ') exit
+      first = first + 1
+    end do
+    call crossmpi_string_in(f(first:flen), flen - first + 1, s)
+  end subroutine
+
+  ! Whether the C int a `flag` argument points to is set.
+  logical function crossmpi_flag_set(p)
+    type(c_ptr), value :: p
+    integer(c_int), pointer :: v
+    call c_f_pointer(p, v)
+    crossmpi_flag_set = v /= 0
+  end function
+
   ! A buffer for a C function to write a string into: as long as the Fortran argument
   ! and at least as long as any fixed MPI_MAX_* limit, plus the terminator.
   subroutine crossmpi_string_buffer(flen, s)

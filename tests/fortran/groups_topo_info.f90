@@ -1,7 +1,8 @@
 ! ranks: 1 2 4
 ! requires: MPI_Info_get_nthkey MPI_Info_get_valuelen MPI_Group_translate_ranks MPI_Cart_sub MPI_Dims_create
 ! Groups (rank arrays, MPI_UNDEFINED), Cartesian topologies (LOGICAL arrays in and out),
-! info objects (CHARACTER keys and values in and out) and MPI_Query_thread.
+! info objects (CHARACTER keys and values in and out, blanks stripped on both sides, an
+! absent key leaving the value alone) and MPI_Query_thread.
 program groups_topo_info
   use mpi
   use checks
@@ -70,8 +71,14 @@ program groups_topo_info
   call check(flag .and. valuelen == 4, 'value length')
   call MPI_Info_get(info, 'size', len(value), value, flag, ierr)
   call check(flag .and. value == '42', 'value blank-padded')
+  value = 'untouched'
   call MPI_Info_get(info, 'shape', len(value), value, flag, ierr)
   call check(.not. flag, 'absent key')
+  call check(value == 'untouched', 'an absent key leaves the value argument alone')
+  ! leading blanks of keys and values are stripped too
+  call MPI_Info_set(info, '  padded ', '  both sides  ', ierr)
+  call MPI_Info_get(info, 'padded', len(value), value, flag, ierr)
+  call check(flag .and. value == 'both sides', 'leading and trailing blanks stripped')
   call MPI_Info_free(info, ierr)
   call check(info == MPI_INFO_NULL, 'free sets MPI_INFO_NULL')
 

@@ -22,6 +22,11 @@ struct Parts {
     before: Vec<String>,
     actuals: Vec<String>,
     after: Vec<String>,
+    /// Copies of C string results into the Fortran arguments, kept apart: a routine with
+    /// a `flag` result leaves its string argument alone when the flag says there is none.
+    string_outs: Vec<String>,
+    /// String arguments lose their leading blanks too (info keys and values).
+    strip_leading: bool,
 }
 
 impl Parts {
@@ -105,12 +110,16 @@ impl Parts {
                     "character(kind=c_char), allocatable, target :: {s}(:)"
                 ));
                 if *kind == Kind::StringIn {
-                    self.before
-                        .push(format!("call crossmpi_string_in({a}, {len}, {s})"));
+                    let convert = if self.strip_leading {
+                        "crossmpi_info_string_in"
+                    } else {
+                        "crossmpi_string_in"
+                    };
+                    self.before.push(format!("call {convert}({a}, {len}, {s})"));
                 } else {
                     self.before
                         .push(format!("call crossmpi_string_buffer({len}, {s})"));
-                    self.after
+                    self.string_outs
                         .push(format!("call crossmpi_string_out({s}, {a}, {len})"));
                 }
                 self.actuals.push(format!("c_loc({s})"));
@@ -204,10 +213,19 @@ pub enum Entry {
 }
 
 pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
-    let mut parts = Parts::default();
+    // The standard strips leading and trailing blanks from Fortran info keys and values.
+    let mut parts = Parts {
+        strip_leading: f.name.starts_with("MPI_Info_"),
+        ..Parts::default()
+    };
     for (p, k) in f.params.iter().zip(&sig.params) {
         parts.add(&p.name, k);
     }
+    let flag = f
+        .params
+        .iter()
+        .zip(&sig.params)
+        .any(|(p, k)| p.name == "flag" && *k == Kind::Address);
     let c_name = match entry {
         Entry::Mpi => f.name.clone(),
         Entry::Profiling => format!("P{}", f.name),
@@ -272,6 +290,24 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
     );
     for a in &parts.after {
         let _ = writeln!(out, "  {a}");
+    }
+    if flag && !parts.string_outs.is_empty() {
+        // MPI_Info_get: with flag false, `value` keeps what the caller had in it.
+        out.push_str(
+            "  if (crossmpi_flag_set(a_flag)) then
+",
+        );
+        for a in &parts.string_outs {
+            let _ = writeln!(out, "    {a}");
+        }
+        out.push_str(
+            "  end if
+",
+        );
+    } else {
+        for a in &parts.string_outs {
+            let _ = writeln!(out, "  {a}");
+        }
     }
     out.push_str(match sig.returns {
         Returns::ErrorCode => "  if (present(ierror)) ierror = ierr_c\nend subroutine\n\n",
