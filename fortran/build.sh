@@ -28,7 +28,7 @@ nm -D --defined-only "$prefix/lib/libmpi_abi.so.1" | awk '$2 == "T" { print $3 }
 # -frecursive keeps every local of a wrapper on the stack, so wrappers are reentrant
 # under MPI_THREAD_MULTIPLE.
 flags=(-O2 -fPIC -frecursive -J "$work" -I "$here")
-for src in "$here/support.f90" "$here/special.f90" "$work/wrappers.f90" "$work/mpi.f90" \
+for src in "$here/support.f90" "$here/special.f90" "$here/sizeof.f90" "$work/wrappers.f90" "$work/mpi.f90" \
   "$work/mpi_f08.f90"; do
   "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
 done
@@ -48,7 +48,7 @@ done
 mkdir -p "$prefix/lib/fortran" "$prefix/include" "$prefix/bin"
 install -m 755 "$work/libmpifort.so" "$prefix/lib/libmpifort.so"
 install -m 644 "$work/mpif.h" "$prefix/include/mpif.h"
-install -m 644 "$work/mpi.mod" "$work/mpi_f08.mod" "$prefix/lib/fortran/"
+install -m 644 "$work/mpi.mod" "$work/mpi_f08.mod" "$work/crossmpi_sizeof.mod" "$prefix/lib/fortran/"
 install -m 644 "$work/skipped.txt" "$prefix/lib/fortran/skipped.txt"
 for name in mpifort mpif90 mpif77; do
   ln -sf crossmpi "$prefix/bin/$name"

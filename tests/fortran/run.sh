@@ -61,7 +61,7 @@ if [ -z "$peer" ]; then
   sed -n 's/^[a-zA-Z_ ]*[ *]\(P\{0,1\}MPI_[A-Za-z0-9_]*\)(.*/\1/p' "$root/crates/abi/include/mpi.h" >"$full/symbols.txt"
   if (cd "$root" && cargo build --release -q -p crossmpi-fortran-gen) >"$full/log" 2>&1 &&
      "$gen" "$root/crates/abi/include/mpi.h" "$full/symbols.txt" "$full" >>"$full/log" 2>&1 &&
-     (cd "$full" && for f in "$root/fortran/support.f90" wrappers.f90 mpi.f90 mpi_f08.f90; do
+     (cd "$full" && for f in "$root/fortran/support.f90" "$root/fortran/sizeof.f90" wrappers.f90 mpi.f90 mpi_f08.f90; do
         gfortran -fsyntax-only -I "$root/fortran" "$f" || exit 1; done) >>"$full/log" 2>&1; then
     passed=$((passed + 1)); printf 'PASS bindings for all of mpi.h compile (%s)\n' "$(grep -o '[0-9]* wrappers' "$full/log")"
   else
