@@ -101,11 +101,14 @@ pub struct Window {
     pub flavor: Flavor,
     pub remote: Vec<Remote>,
     memory: Memory,
-    pending: Vec<Pending>,
+    pending: VecDeque<Pending>,
+    /// Progress calls since `pending` was last searched whole ([`sweep`]).
+    pending_calls: usize,
     next_reply: i32,
     incoming: VecDeque<target::Incoming>,
     landing: Vec<target::Landing>,
-    replies: Vec<(ReqId, Vec<u8>)>,
+    replies: VecDeque<(ReqId, Vec<u8>)>,
+    replies_calls: usize,
     lock: target::LockState,
     epoch: sync::Epoch,
     /// The node-wide segment of a window made by `MPI_Win_allocate(_shared)`.
@@ -184,10 +187,33 @@ pub fn progress(rt: &mut Runtime) -> bool {
     any
 }
 
+/// Removes the entries of `list` that `finished` says are done (it releases them when it
+/// says so). A pass over every entry on every progress call made a stream of thousands
+/// of outstanding operations quadratic (MPICH's rma/manyget, 100,000 gets of 128 KiB:
+/// 22 s, against 4.5 for Open MPI): so the finished entries at the front go at once
+/// (operations to one process finish in order), and a pass over all of them, for those
+/// that finished out of order (to several processes), runs once per `len / 16` calls,
+/// which keeps the cost per call constant. `calls` counts the calls since the last pass.
+fn sweep<T>(
+    list: &mut VecDeque<T>,
+    calls: &mut usize,
+    mut finished: impl FnMut(&T) -> bool,
+) -> bool {
+    let before = list.len();
+    while list.front().is_some_and(&mut finished) {
+        list.pop_front();
+    }
+    *calls += 1;
+    if *calls * 16 >= list.len() {
+        *calls = 0;
+        list.retain(|x| !finished(x));
+    }
+    list.len() != before
+}
+
 /// Releases finished operations; true if any finished.
 fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
-    let before = w.pending.len();
-    w.pending.retain(|p| {
+    let any = sweep(&mut w.pending, &mut w.pending_calls, |p| {
         let done = rt.st.is_done(p.send)
             && p.reply.is_none_or(|r| rt.st.is_done(r))
             && p.data.is_none_or(|r| rt.st.is_done(r));
@@ -199,10 +225,10 @@ fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
                 r.complete = true;
             }
         }
-        !done
+        done
     });
     note_pending(w);
-    w.pending.len() != before
+    any
 }
 
 fn check_disp_unit(function: &str, disp_unit: i64) -> MpiResult<u64> {
@@ -295,11 +321,13 @@ fn install(
             flavor,
             remote,
             memory,
-            pending: Vec::new(),
+            pending: VecDeque::new(),
+            pending_calls: 0,
             next_reply: FIRST_REPLY,
             incoming: VecDeque::new(),
             landing: Vec::new(),
-            replies: Vec::new(),
+            replies: VecDeque::new(),
+            replies_calls: 0,
             lock: Default::default(),
             epoch: Default::default(),
             shared: None,
@@ -442,7 +470,7 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             )?),
             _ => None,
         };
-        w.pending.push(Pending {
+        w.pending.push_back(Pending {
             target: a.target,
             send,
             data,

@@ -100,7 +100,7 @@ fn lock_request(
                 .transpose()?;
             let msg = head.encode(&[]);
             let send = send_request(rt, w, function, t, &msg)?;
-            w.pending.push(Pending {
+            w.pending.push_back(Pending {
                 target: t,
                 send,
                 data: None,

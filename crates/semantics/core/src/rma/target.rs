@@ -72,12 +72,12 @@ pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
         reply(rt, w, l.origin, l.reply_tag, Vec::new());
         any = true;
     }
-    w.replies.retain(|(req, _)| {
+    super::sweep(&mut w.replies, &mut w.replies_calls, |(req, _)| {
         let done = rt.st.is_done(*req);
         if done {
             rt.st.requests.discard(*req);
         }
-        !done
+        done
     });
     any
 }
@@ -105,7 +105,7 @@ fn reply_from(
         tag,
         SendMode::Standard,
     ) {
-        Ok(req) => w.replies.push((req, data)),
+        Ok(req) => w.replies.push_back((req, data)),
         Err(e) => crate::say!("crossmpi: one-sided reply to rank {to} failed: {e:?}"),
     }
 }
