@@ -30,13 +30,10 @@ pub struct Idup {
     group: Arc<Group>,
     /// The remote group of an intercommunicator.
     remote: Option<Arc<Group>>,
+    /// This process's rank in its group (it names it in messages to the leader).
     rank: usize,
-    /// The leader is the first member of this process's group.
-    leads_here: bool,
+    role: Role,
     context: u64,
-    /// The tag of messages within the leader's group, and between the groups.
-    tag_within: i32,
-    tag_across: i32,
     /// Tells this agreement's retry spread from those of others running at once.
     salt: u64,
     round: u64,
@@ -44,6 +41,14 @@ pub struct Idup {
     exchange: Exchange,
     topology: Option<Arc<Topology>>,
     hints: BTreeMap<String, String>,
+}
+
+/// This process's part in every exchange, fixed when the idup starts.
+enum Role {
+    /// The leader: every other member as (process, rank in its group, message tag).
+    Leader(Vec<(u32, usize, i32)>),
+    /// Any other member: the leader's process and the tag of messages with it.
+    Member { leader: u32, tag: i32 },
 }
 
 /// Which of a round's two exchanges runs.
@@ -54,14 +59,15 @@ enum Step {
     Refusing { candidate: u64, claimed_it: bool },
 }
 
-/// One exchange in flight: every member's value to the first member, the largest back.
+/// One exchange in flight: every member's value to the leader, the largest back.
 struct Exchange {
-    /// The messages' 8-byte slots: the first member receives member r's value into slot
-    /// r and sends the largest from slot 0; any other member sends from slot 0 and
-    /// receives into slot 1. Boxed: requests point into it while it moves with `Idup`.
+    /// The messages' 8-byte slots: the leader receives the value of the i-th member it
+    /// leads into slot 1 + i and sends the largest from slot 0; any other member sends
+    /// from slot 0 and receives into slot 1. Boxed: requests point into it while it
+    /// moves with `Idup`.
     slots: Box<[[u8; 8]]>,
     reqs: Vec<ReqId>,
-    /// The first member's replies are out: the exchange ends once they are sent.
+    /// The leader's replies are out: the exchange ends once they are sent.
     replying: bool,
 }
 
@@ -87,15 +93,30 @@ impl Idup {
             } else {
                 tag
             };
+            let role = match &remote {
+                Some(r) if !leads_here => Role::Member {
+                    leader: r.world_rank(0),
+                    tag,
+                },
+                _ if rank != 0 => Role::Member {
+                    leader: group.world_rank(0),
+                    tag: tag_within,
+                },
+                _ => {
+                    let within = (1..group.size()).map(|r| (group.world_rank(r), r, tag_within));
+                    let across = remote
+                        .iter()
+                        .flat_map(|g| (0..g.size()).map(move |r| (g.world_rank(r), r, tag)));
+                    Role::Leader(within.chain(across).collect())
+                }
+            };
             let mut idup = Idup {
                 parent,
                 group,
                 remote,
                 rank,
-                leads_here,
+                role,
                 context,
-                tag_within,
-                tag_across: tag,
                 salt: context ^ tag as u64,
                 round: 0,
                 step: Step::Proposing,
@@ -107,8 +128,7 @@ impl Idup {
                 topology,
                 hints,
             };
-            let mine = propose(rt.next_context, &claimed());
-            idup.exchange(rt, mine);
+            idup.propose(rt);
             Ok(idup)
         })
     }
@@ -137,12 +157,17 @@ impl Idup {
                     }
                     self.round += 1;
                     self.step = Step::Proposing;
-                    let mine = propose(rt.next_context, &claimed());
-                    self.exchange(rt, mine);
+                    self.propose(rt);
                 }
             }
         }
         Ok(None)
+    }
+
+    /// Starts a round: this process's lowest free context id goes to the exchange.
+    fn propose(&mut self, rt: &mut Runtime) {
+        let mine = propose(rt.next_context, &claimed());
+        self.exchange(rt, mine);
     }
 
     fn install(&self, rt: &mut Runtime, function: &str, context: u64) -> MpiResult<CommId> {
@@ -160,25 +185,13 @@ impl Idup {
         Ok(new)
     }
 
-    fn is_leader(&self) -> bool {
-        self.leads_here && self.rank == 0
-    }
-
-    /// The other members, as the leader sees them: (process, rank in its group, tag).
-    fn led(&self) -> Vec<(u32, usize, i32)> {
-        let within = (1..self.group.size()).map(|r| (self.group.world_rank(r), r, self.tag_within));
-        let across = self
-            .remote
-            .iter()
-            .flat_map(|g| (0..g.size()).map(move |r| (g.world_rank(r), r, self.tag_across)));
-        within.chain(across).collect()
-    }
-
     /// Starts an exchange of `value`.
     fn exchange(&mut self, rt: &mut Runtime, value: u64) {
-        let leader = self.is_leader();
-        let led = if leader { self.led() } else { Vec::new() };
-        let mut slots = vec![[0u8; 8]; 1 + led.len().max(1)].into_boxed_slice();
+        let slots = match &self.role {
+            Role::Leader(led) => 1 + led.len(),
+            Role::Member { .. } => 2,
+        };
+        let mut slots = vec![[0u8; 8]; slots].into_boxed_slice();
         slots[0] = value.to_le_bytes();
         self.exchange = Exchange {
             slots,
@@ -186,35 +199,32 @@ impl Idup {
             replying: false,
         };
         let e = &mut self.exchange;
-        if leader {
-            for (i, &(_, rank, tag)) in led.iter().enumerate() {
-                let buf = userbuf::bytes(e.slots[1 + i].as_mut_ptr() as usize, 8);
-                e.reqs
-                    .push(rt.st.start_recv(buf, self.context, rank as i32, tag));
+        match &self.role {
+            Role::Leader(led) => {
+                for (i, &(_, rank, tag)) in led.iter().enumerate() {
+                    let buf = userbuf::bytes(e.slots[1 + i].as_mut_ptr() as usize, 8);
+                    e.reqs
+                        .push(rt.st.start_recv(buf, self.context, rank as i32, tag));
+                }
             }
-        } else {
-            let (leader, tag) = match &self.remote {
-                Some(r) if !self.leads_here => (r.world_rank(0), self.tag_across),
-                _ => (self.group.world_rank(0), self.tag_within),
-            };
-            let env = Envelope {
-                context: self.context,
-                src: self.rank as i32,
-                tag,
-            };
-            let out = userbuf::bytes(e.slots[0].as_ptr() as usize, 8);
-            e.reqs
-                .push(rt.st.start_send(out, leader, env, SendMode::Standard));
-            let reply = userbuf::bytes(e.slots[1].as_mut_ptr() as usize, 8);
-            e.reqs.push(rt.st.start_recv(reply, self.context, 0, tag));
+            &Role::Member { leader, tag } => {
+                let env = Envelope {
+                    context: self.context,
+                    src: self.rank as i32,
+                    tag,
+                };
+                let out = userbuf::bytes(e.slots[0].as_ptr() as usize, 8);
+                e.reqs
+                    .push(rt.st.start_send(out, leader, env, SendMode::Standard));
+                let reply = userbuf::bytes(e.slots[1].as_mut_ptr() as usize, 8);
+                e.reqs.push(rt.st.start_recv(reply, self.context, 0, tag));
+            }
         }
         rt.flush();
     }
 
     /// The exchange's result once it is over.
     fn exchanged(&mut self, rt: &mut Runtime) -> Option<u64> {
-        let leader = self.is_leader();
-        let led = if leader { self.led() } else { Vec::new() };
         let e = &mut self.exchange;
         if !e.reqs.iter().all(|&r| rt.st.is_done(r)) {
             return None;
@@ -223,16 +233,16 @@ impl Idup {
             rt.st.requests.discard(r);
         }
         let value = |slot: &[u8; 8]| u64::from_le_bytes(*slot);
-        if !leader {
+        let Role::Leader(led) = &self.role else {
             return Some(value(&e.slots[1]));
-        }
+        };
         let largest = e.slots.iter().map(value).max().unwrap_or(0);
         if e.replying || led.is_empty() {
             return Some(largest);
         }
         // Every value is in: the largest goes back to each member.
         e.slots[0] = largest.to_le_bytes();
-        for &(to, _, tag) in &led {
+        for &(to, _, tag) in led {
             let out = userbuf::bytes(e.slots[0].as_ptr() as usize, 8);
             let env = Envelope {
                 context: self.context,
