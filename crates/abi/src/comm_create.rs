@@ -7,7 +7,7 @@ use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::group::{self, similarity_code};
 use crate::info;
-use crate::util::out;
+use crate::util::{out, required};
 use crossmpi_core::comm::CommId;
 use crossmpi_core::comm_idup::Idup;
 use crossmpi_core::comm_ops;
@@ -62,15 +62,7 @@ fn idup(
     newcomm: *mut usize,
     request: *mut usize,
 ) -> MpiResult<()> {
-    if newcomm.is_null() {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            function,
-            "newcomm",
-            "NULL",
-            "an output argument is required",
-        ));
-    }
+    required(function, "newcomm", newcomm)?;
     let id = id_of(function, comm)?;
     let agreement = Idup::start(function, id, hints.map(|h| h.into_iter().collect()))?;
     let h = runtime::with(function, |rt| {

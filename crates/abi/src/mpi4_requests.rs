@@ -22,7 +22,7 @@ use crate::consts::*;
 use crate::error::{call, Scope};
 use crate::handle::{self, Kind, MpiStatus};
 use crate::p2p::{request, start_recv, start_replace, start_send};
-use crate::util::out;
+use crate::util::{out, required};
 use crossmpi_core::comm::CommId;
 use crossmpi_core::comm_idup::Idup;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
@@ -578,9 +578,7 @@ export! {
     fn MPI_Grequest_start / PMPI_Grequest_start(query_fn: Option<QueryFn>, free_fn: Option<FreeFn>, cancel_fn: Option<CancelFn>, extra_state: *mut c_void, request: *mut usize) -> c_int {
         let f = "MPI_Grequest_start";
         call(Scope::Process, || {
-            if request.is_null() {
-                return Err(MpiError::arg(ErrorClass::Arg, f, "request", "NULL", "an output argument is required"));
-            }
+            required(f, "request", request)?;
             let id = runtime::with(f, |rt| Ok(pending_request(rt)))?;
             register(id.index, Composed::Generalized(Generalized {
                 query: query_fn,
@@ -667,33 +665,45 @@ pub fn is_composed(h: usize) -> bool {
 /// one when it completes (a generalized one in `MPI_Grequest_complete`).
 pub fn free(rt: &mut Runtime, f: &str, h: usize) -> MpiResult<()> {
     let id = request_id(rt, f, h)?;
-    let generalized = match table().as_ref().and_then(|t| t.get(&id.index)) {
-        Some(Composed::Generalized(g)) => Some(matches!(g.stage, Stage::Running)),
-        _ => None,
+    /// What freeing the entry does (decided under the table's lock, done after it).
+    enum Freeing {
+        /// A generalized request its user has not completed: `MPI_Grequest_complete`
+        /// releases it.
+        Later,
+        /// A generalized request its user completed: released now (only Wait, Test and
+        /// Request_get_status ask `query_fn`).
+        Now,
+        /// An idup still agreeing: its members wait for this process.
+        Refused,
+        /// A compound, or a finished idup.
+        AsCompound,
+    }
+    let freeing = match table().as_ref().and_then(|t| t.get(&id.index)) {
+        Some(Composed::Generalized(g)) if matches!(g.stage, Stage::Running) => Freeing::Later,
+        Some(Composed::Generalized(_)) => Freeing::Now,
+        Some(Composed::Idup(e)) if !matches!(e.stage, IdupStage::Finished) => Freeing::Refused,
+        _ => Freeing::AsCompound,
     };
-    match generalized {
-        Some(true) => {
-            // released by MPI_Grequest_complete
+    match freeing {
+        Freeing::Later => {
             rt.st.requests.get_mut(id).unwrap().freed = true;
             return Ok(());
         }
-        Some(false) => {
-            // completed by its user: only Wait, Test and Request_get_status ask query_fn
+        Freeing::Now => {
             rt.st.requests.discard(id);
             release(h);
             return Ok(());
         }
-        None => {}
-    }
-    if matches!(table().as_ref().and_then(|t| t.get(&id.index)), Some(Composed::Idup(e)) if !matches!(e.stage, IdupStage::Finished))
-    {
-        return Err(MpiError::arg(
-            ErrorClass::Request,
-            f,
-            "request",
-            handle::describe(h),
-            "an MPI_Comm_idup in progress cannot be freed (its members wait for this process): wait for it",
-        ));
+        Freeing::Refused => {
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                f,
+                "request",
+                handle::describe(h),
+                "an MPI_Comm_idup in progress cannot be freed (its members wait for this process): wait for it",
+            ));
+        }
+        Freeing::AsCompound => {}
     }
     settle(rt, h);
     if rt.st.requests.get(id).unwrap().complete {

@@ -21,7 +21,7 @@ use crate::consts::*;
 use crate::error::{self, call, Scope};
 use crate::group;
 use crate::info;
-use crate::util::{in_string, out, out_string};
+use crate::util::{in_string, out, out_string, required};
 use crossmpi_core::comm::{CommId, Group};
 use crossmpi_core::comm_ops;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
@@ -247,9 +247,7 @@ export! {
             error::check_handler(f, errhandler)?;
             let pairs = info::read(f, "info", info, true)?;
             let level = thread_level(f, &pairs)?;
-            if session.is_null() {
-                return Err(MpiError::arg(ErrorClass::Arg, f, "session", "NULL", "an output argument is required"));
-            }
+            required(f, "session", session)?;
             let mut u = users();
             if runtime::is_finalized() {
                 return Err(MpiError::context(ErrorClass::Session, f, "MPI was finalized in this process; crossmpi's runtime cannot start again"));

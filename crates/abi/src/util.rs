@@ -3,8 +3,9 @@
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use std::os::raw::{c_char, c_int};
 
-/// Writes `value` through an output pointer, failing on NULL.
-pub fn out<T>(function: &str, arg: &str, ptr: *mut T, value: T) -> MpiResult<()> {
+/// Refuses a NULL output argument `arg` (for a call that writes it later, or only on
+/// some paths).
+pub fn required<T>(function: &str, arg: &str, ptr: *mut T) -> MpiResult<()> {
     if ptr.is_null() {
         return Err(MpiError::arg(
             ErrorClass::Arg,
@@ -14,6 +15,12 @@ pub fn out<T>(function: &str, arg: &str, ptr: *mut T, value: T) -> MpiResult<()>
             "an output argument is required",
         ));
     }
+    Ok(())
+}
+
+/// Writes `value` through an output pointer, failing on NULL.
+pub fn out<T>(function: &str, arg: &str, ptr: *mut T, value: T) -> MpiResult<()> {
+    required(function, arg, ptr)?;
     // SAFETY: non-null output pointers of MPI functions point to storage of the argument's
     // type owned by the caller (C ABI contract).
     unsafe { ptr.write(value) };
