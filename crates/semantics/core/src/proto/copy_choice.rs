@@ -132,8 +132,13 @@ impl CopyChoice {
     /// both processes running at once, which a descheduled one holds up, and merely trying
     /// them cost that much (4 ranks on 2 cores, 1 MiB: a ring transfer 750-1400 us, a
     /// split 200-240, a pull 100; the first calls of a 4-rank all-to-all of 1 MiB blocks
-    /// 1350-2100 us against 1130-1190 pulling only). Any other value pulls exactly the
-    /// messages of at least that many bytes.
+    /// 1350-2100 us against 1130-1190 pulling only). Streaming everything instead (no
+    /// offers) was measured again later, 4 and 8 ranks on 2 cores: collectives whose
+    /// buffers stay in the cache took 0.5-0.8 of the time (kernel copies ran at about 7
+    /// GB/s, copies through the rings at 20), but the bucket sort's cold 128 KiB blocks
+    /// 1.04-1.11 and conjugate gradients 1.01, and neither wall nor processor time per
+    /// transfer picked the ring where it won (concurrent transfers share both clocks).
+    /// Any other value pulls exactly the messages of at least that many bytes.
     pub fn new(cma_min: u64, oversubscribed: bool) -> CopyChoice {
         let cma_min = match cma_min {
             0 if oversubscribed => 1,
