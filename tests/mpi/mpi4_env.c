@@ -3,7 +3,9 @@
  * class with a live code cannot go; removed values are no longer error codes),
  * MPI_Get_hw_resource_info, MPI_Abi_get_info (type sizes), MPI_Abi_get/set_fortran_info
  * and _booleans, MPI_Type_create_f90_integer/real/complex (the kind with the requested
- * precision and range), and the dynamic-process calls in processes that were not
+ * precision and range; one predefined handle per request, its envelope naming the
+ * request, refused by MPI_Type_free; matching the MPI_INTEGERn/REALn it is laid out
+ * as), and the dynamic-process calls in processes that were not
  * spawned: no parent, MPI_Comm_disconnect frees, spawning a missing program, an unknown
  * name and a bad root fail with their classes. */
 #include "common.h"
@@ -128,6 +130,50 @@ static void f90(void) {
   CHECK(sum == t_size * (t_size - 1) / 2.0 + 0.5 * t_size, "allreduce over REAL*8: %g", sum);
   int rc = MPI_Type_create_f90_integer(50, &t);
   CHECK(class_of(rc) == MPI_ERR_ARG, "integer r=50: class %d", class_of(rc));
+
+  /* the envelope tells the request: r for integers, p and r for reals and complexes */
+  MPI_Datatype i9, i8, again;
+  int ni, na, nd, combiner, params[2] = {-1, -1};
+  MPI_Aint no_addr[1];
+  MPI_Datatype no_type[1];
+  MPI_OK(MPI_Type_create_f90_integer(9, &i9));
+  MPI_OK(MPI_Type_get_envelope(i9, &ni, &na, &nd, &combiner));
+  CHECK(combiner == MPI_COMBINER_F90_INTEGER && ni == 1 && na == 0 && nd == 0,
+        "integer r=9: combiner %d, %d/%d/%d arguments", combiner, ni, na, nd);
+  MPI_OK(MPI_Type_get_contents(i9, 1, 0, 0, params, no_addr, no_type));
+  CHECK(params[0] == 9, "integer r=9: contents say r=%d", params[0]);
+  MPI_OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &t));
+  MPI_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
+  CHECK(combiner == MPI_COMBINER_F90_REAL && ni == 2, "real p=6: combiner %d, %d integers",
+        combiner, ni);
+  MPI_OK(MPI_Type_get_contents(t, 2, 0, 0, params, no_addr, no_type));
+  CHECK(params[0] == 6 && params[1] == MPI_UNDEFINED, "real p=6: contents %d %d", params[0],
+        params[1]);
+  MPI_OK(MPI_Type_create_f90_complex(15, 0, &t));
+  MPI_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
+  CHECK(combiner == MPI_COMBINER_F90_COMPLEX, "complex p=15: combiner %d", combiner);
+  /* one handle per request: the same again, another for another r of the same kind */
+  MPI_OK(MPI_Type_create_f90_integer(8, &i8));
+  CHECK(i8 != i9, "integer r=8 and r=9 share a handle");
+  for (int i = 0; i < 1000; i++) MPI_OK(MPI_Type_create_f90_integer(9, &again));
+  CHECK(again == i9, "integer r=9 asked again: another handle");
+  /* a duplicate's contents give the predefined handle back, not a copy to free */
+  MPI_Datatype dup, inner;
+  MPI_OK(MPI_Type_dup(i9, &dup));
+  MPI_OK(MPI_Type_get_contents(dup, 0, 0, 1, params, no_addr, &inner));
+  CHECK(inner == i9, "contents of a duplicate of integer r=9: another handle");
+  MPI_OK(MPI_Type_free(&dup));
+  /* predefined: never freed */
+  MPI_Datatype freed = i9;
+  rc = MPI_Type_free(&freed);
+  CHECK(class_of(rc) == MPI_ERR_TYPE && freed == i9, "MPI_Type_free on integer r=9: class %d",
+        class_of(rc));
+  /* its data matches the basic type it is laid out as */
+  int32_t out[3] = {t_rank, 7, -1}, in[3] = {0, 0, 0};
+  MPI_OK(MPI_Sendrecv(out, 3, i9, t_rank, 0, in, 3, MPI_INTEGER4, t_rank, 0, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE));
+  CHECK(in[0] == t_rank && in[1] == 7 && in[2] == -1, "integer r=9 to MPI_INTEGER4: %d %d %d",
+        in[0], in[1], in[2]);
 }
 
 static void dynamic(void) {

@@ -397,9 +397,11 @@ fn bounds<T: Address>(
 }
 
 /// The handle returned for a component type by `MPI_Type_get_contents`: predefined
-/// types keep their handle, derived ones get a new handle the application frees.
+/// types (Fortran 90 ones too) keep their handle, derived ones get a new handle the
+/// application frees.
 fn component_handle(t: &Datatype) -> usize {
-    match t.basic_kind().and_then(types::predefined_handle) {
+    let predefined = t.basic_kind().and_then(types::predefined_handle);
+    match predefined.or_else(|| t.f90_kind().map(|(kind, b)| types::f90(kind, b))) {
         Some(h) => h,
         None => {
             let h = types::create(t.clone());
@@ -663,7 +665,16 @@ export! {
         let f = "MPI_Type_free";
         call(Scope::Process, || {
             let h = slice(f, "datatype", datatype, 1)?[0];
-            with_user_type(f, h, |_| ())?;
+            if with_user_type(f, h, |u| u.predefined)? {
+                return Err(MpiError::arg(
+                    ErrorClass::Type,
+                    f,
+                    "datatype",
+                    handle::describe(h),
+                    "predefined datatypes cannot be changed or freed (MPI_Type_create_f90_* \
+                     returns predefined types)",
+                ));
+            }
             crate::attr::delete_type_attrs(f, h)?;
             types::free(h);
             out(f, "datatype", datatype, MPI_DATATYPE_NULL)

@@ -8,6 +8,7 @@ use crate::error::{self, call, Scope};
 use crate::info;
 use crate::types;
 use crate::util::{out, slice, slice_mut};
+use crossmpi_core::datatype::{Basic, F90};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use std::os::raw::{c_int, c_void};
 use std::sync::Mutex;
@@ -105,14 +106,14 @@ fn logical_bytes(function: &str, size: c_int) -> MpiResult<usize> {
 }
 
 /// `MPI_Type_create_f90_integer`: the smallest integer kind with `10^-r < n < 10^r`.
-fn f90_integer(function: &str, r: c_int) -> MpiResult<usize> {
+fn f90_integer(function: &str, r: c_int) -> MpiResult<Basic> {
     Ok(match r {
         i32::MIN..=-1 => return Err(range_error(function, "r", r)),
-        0..=2 => MPI_INTEGER1,
-        3..=4 => MPI_INTEGER2,
-        5..=9 => MPI_INTEGER4,
-        10..=18 => MPI_INTEGER8,
-        19..=38 => MPI_INTEGER16,
+        0..=2 => Basic::Integer1,
+        3..=4 => Basic::Integer2,
+        5..=9 => Basic::Integer4,
+        10..=18 => Basic::Integer8,
+        19..=38 => Basic::Integer16,
         _ => return Err(range_error(function, "r", r)),
     })
 }
@@ -239,24 +240,30 @@ export! {
         })
     }
 
-    /// The types are the predefined `MPI_INTEGERn` / `MPI_REALn` / `MPI_COMPLEXn` of the
-    /// chosen kind (predefined, so never freed; their envelope says MPI_COMBINER_NAMED).
+    /// Each distinct request gets its own predefined type, laid out as the `MPI_INTEGERn`
+    /// / `MPI_REALn` / `MPI_COMPLEXn` of the chosen kind and reporting the request in
+    /// its envelope (`MPI_COMBINER_F90_*`, with `r` or `p, r`), as the standard asks.
     fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(r: c_int, newtype: *mut usize) -> c_int {
         let f = "MPI_Type_create_f90_integer";
-        call(Scope::Process, || out(f, "newtype", newtype, f90_integer(f, r)?))
+        call(Scope::Process, || {
+            let b = f90_integer(f, r)?;
+            out(f, "newtype", newtype, types::f90(F90::Integer { r }, b))
+        })
     }
     fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut usize) -> c_int {
         let f = "MPI_Type_create_f90_real";
         call(Scope::Process, || {
-            let kinds = [MPI_REAL4, MPI_REAL8, MPI_REAL16];
-            out(f, "newtype", newtype, kinds[f90_real_kind(f, p, r)?])
+            let kinds = [Basic::Real4, Basic::Real8, Basic::Real16];
+            let b = kinds[f90_real_kind(f, p, r)?];
+            out(f, "newtype", newtype, types::f90(F90::Real { p, r }, b))
         })
     }
     fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut usize) -> c_int {
         let f = "MPI_Type_create_f90_complex";
         call(Scope::Process, || {
-            let kinds = [MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32];
-            out(f, "newtype", newtype, kinds[f90_real_kind(f, p, r)?])
+            let kinds = [Basic::Complex8, Basic::Complex16, Basic::Complex32];
+            let b = kinds[f90_real_kind(f, p, r)?];
+            out(f, "newtype", newtype, types::f90(F90::Complex { p, r }, b))
         })
     }
 }
@@ -268,9 +275,9 @@ mod tests {
     #[test]
     fn f90_kinds_follow_precision_and_range() {
         let f = "t";
-        assert_eq!(f90_integer(f, 4).unwrap(), MPI_INTEGER2);
-        assert_eq!(f90_integer(f, 9).unwrap(), MPI_INTEGER4);
-        assert_eq!(f90_integer(f, 18).unwrap(), MPI_INTEGER8);
+        assert_eq!(f90_integer(f, 4).unwrap(), Basic::Integer2);
+        assert_eq!(f90_integer(f, 9).unwrap(), Basic::Integer4);
+        assert_eq!(f90_integer(f, 18).unwrap(), Basic::Integer8);
         assert!(f90_integer(f, 40).is_err());
         assert_eq!(f90_real_kind(f, 6, MPI_UNDEFINED).unwrap(), 0);
         assert_eq!(f90_real_kind(f, 7, 0).unwrap(), 1);

@@ -3,9 +3,10 @@
 
 use crate::consts::{HANDLE_CONSTANTS, MPI_DATATYPE_NULL};
 use crate::handle::{self, Kind};
-use crossmpi_core::datatype::{Basic, Datatype};
+use crossmpi_core::datatype::{Basic, Datatype, F90};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::slab::Slab;
+use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// A type an application built: committed or not, with its name.
@@ -13,6 +14,8 @@ pub struct UserType {
     pub dtype: Datatype,
     pub committed: bool,
     pub name: String,
+    /// Made by `MPI_Type_create_f90_*`: predefined by the standard, so never freed.
+    pub predefined: bool,
 }
 
 static USER_TYPES: Mutex<Slab<UserType>> = Mutex::new(Slab::new_const());
@@ -133,8 +136,29 @@ pub fn create(dtype: Datatype) -> usize {
         dtype,
         committed: false,
         name: String::new(),
+        predefined: false,
     });
     handle::encode(Kind::Datatype, id.index)
+}
+
+/// The handle of the Fortran 90 type `kind` (laid out as `b`), made on its first
+/// request: one handle per distinct request, as the standard asks, so a program may ask
+/// again and again without filling the table.
+pub fn f90(kind: F90, b: Basic) -> usize {
+    static MADE: Mutex<Option<HashMap<F90, usize>>> = Mutex::new(None);
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    *made
+        .get_or_insert_with(HashMap::new)
+        .entry(kind)
+        .or_insert_with(|| {
+            let id = user_types().insert(UserType {
+                dtype: Datatype::f90(kind, b),
+                committed: true,
+                name: String::new(),
+                predefined: true,
+            });
+            handle::encode(Kind::Datatype, id.index)
+        })
 }
 
 /// Marks a user type committed (predefined types always are).
@@ -206,6 +230,7 @@ pub fn handle_for(dtype: &Datatype) -> TypeHandle {
         dtype: dtype.clone(),
         committed: true,
         name: String::new(),
+        predefined: false,
     });
     TypeHandle {
         value: handle::encode(Kind::Datatype, id.index),

@@ -3,7 +3,7 @@
 //! standard, each validating its arguments.
 
 use crate::basic::Basic;
-use crate::envelope::{Contents, Ctor, Envelope};
+use crate::envelope::{Contents, Ctor, Envelope, F90};
 use crate::error::{ErrorKind, TypeError};
 use crate::fragment::Fragment;
 use crate::layout::Node;
@@ -302,6 +302,16 @@ impl Datatype {
         std::ptr::eq(self.inner(), other.inner())
     }
 
+    /// The Fortran 90 type of `kind`, laid out, matched and reduced as basic type `b`
+    /// (`MPI_Type_create_f90_*`: "predefined" types whose envelope tells the request).
+    pub fn f90(kind: F90, b: Basic) -> Datatype {
+        Datatype::built(Inner {
+            frag: Datatype::basic(b).inner().frag.clone(),
+            ctor: Ctor::F90(kind, b),
+            large_counts: false,
+        })
+    }
+
     /// A copy reporting the Dup combiner (MPI_Type_dup).
     pub fn dup(&self) -> Datatype {
         Datatype::built(Inner {
@@ -361,6 +371,14 @@ impl Datatype {
     pub fn basic_kind(&self) -> Option<Basic> {
         match self.inner().ctor {
             Ctor::Named(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The request a Fortran 90 type answers and the basic type it is laid out as.
+    pub fn f90_kind(&self) -> Option<(F90, Basic)> {
+        match self.inner().ctor {
+            Ctor::F90(kind, b) => Some((kind, b)),
             _ => None,
         }
     }

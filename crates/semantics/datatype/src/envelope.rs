@@ -59,6 +59,9 @@ pub enum Combiner {
     Struct,
     Subarray,
     Darray,
+    F90Real,
+    F90Complex,
+    F90Integer,
     Resized,
 }
 
@@ -78,6 +81,9 @@ impl Combiner {
             Combiner::Struct => 110,
             Combiner::Subarray => 111,
             Combiner::Darray => 112,
+            Combiner::F90Real => 113,
+            Combiner::F90Complex => 114,
+            Combiner::F90Integer => 115,
             Combiner::Resized => 116,
         }
     }
@@ -102,6 +108,15 @@ pub struct Contents {
     pub datatypes: Vec<Datatype>,
 }
 
+/// The Fortran 90 parameterised types (`MPI_Type_create_f90_*`): what the program asked
+/// for, precision `p` and exponent range `r` (`MPI_UNDEFINED` as the caller passed it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum F90 {
+    Real { p: i32, r: i32 },
+    Complex { p: i32, r: i32 },
+    Integer { r: i32 },
+}
+
 /// A constructor call as recorded for envelope/contents.
 #[derive(Clone, Debug)]
 pub(crate) enum Ctor {
@@ -117,6 +132,8 @@ pub(crate) enum Ctor {
     Struct(Vec<u64>, Vec<i64>, Vec<Datatype>),
     Subarray(Vec<u64>, Vec<u64>, Vec<u64>, Order, Datatype),
     Darray(Darray),
+    /// Laid out as the basic type of that kind.
+    F90(F90, Basic),
     Resized(i64, i64, Datatype),
 }
 
@@ -165,6 +182,9 @@ impl Ctor {
             Ctor::Struct(..) => Combiner::Struct,
             Ctor::Subarray(..) => Combiner::Subarray,
             Ctor::Darray(..) => Combiner::Darray,
+            Ctor::F90(F90::Real { .. }, _) => Combiner::F90Real,
+            Ctor::F90(F90::Complex { .. }, _) => Combiner::F90Complex,
+            Ctor::F90(F90::Integer { .. }, _) => Combiner::F90Integer,
             Ctor::Resized(..) => Combiner::Resized,
         }
     }
@@ -245,6 +265,10 @@ impl Ctor {
                 ],
                 vec![d.old.clone()],
             ),
+            Ctor::F90(F90::Real { p, r } | F90::Complex { p, r }, _) => {
+                (vec![Int(vec![i64::from(*p), i64::from(*r)])], vec![])
+            }
+            Ctor::F90(F90::Integer { r }, _) => (vec![Int(vec![i64::from(*r)])], vec![]),
             Ctor::Resized(lb, extent, old) => (vec![Addr(vec![*lb, *extent])], vec![old.clone()]),
         }
     }

@@ -14,7 +14,7 @@ impl Datatype {
     pub fn with_basics(&self, swap: &dyn Fn(Basic) -> Datatype) -> Result<Datatype, TypeError> {
         let re = |t: &Datatype| t.with_basics(swap);
         Ok(match self.ctor() {
-            Ctor::Named(b) => swap(*b),
+            Ctor::Named(b) | Ctor::F90(_, b) => swap(*b),
             Ctor::Dup(old) => re(old)?,
             Ctor::Contiguous(n, old) => Datatype::contiguous(*n, &re(old)?)?,
             Ctor::Vector(n, bl, stride, old) => Datatype::vector(*n, *bl, *stride, &re(old)?)?,

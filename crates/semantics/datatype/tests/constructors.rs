@@ -4,7 +4,9 @@
 mod common;
 
 use common::{check_pack, Rng};
-use crossmpi_datatype::{Basic, Combiner, Datatype, Distribution, ErrorKind, Order, DFLT_DARG};
+use crossmpi_datatype::{
+    Basic, Combiner, Datatype, Distribution, ErrorKind, Order, DFLT_DARG, F90,
+};
 
 fn b(basic: Basic) -> Datatype {
     Datatype::basic(basic)
@@ -162,6 +164,36 @@ fn resized_and_dup() {
     assert_eq!(d.contents().datatypes.len(), 1);
     assert_eq!(d.basic_kind(), None);
     assert_eq!(b(Basic::Int).dup().uniform_basic(), Some(Basic::Int));
+}
+
+#[test]
+fn fortran_90_types_are_laid_out_as_their_kind_and_report_the_request() {
+    let undefined = -32766;
+    let real = Datatype::f90(F90::Real { p: 6, r: undefined }, Basic::Real4);
+    assert_eq!(bounds(&real), bounds(&b(Basic::Real4)));
+    assert_eq!(
+        real.uniform_basic(),
+        Some(Basic::Real4),
+        "reductions see a REAL*4"
+    );
+    assert_eq!(real.basic_kind(), None, "not the named type itself");
+    let e = real.envelope();
+    assert_eq!((e.combiner, e.num_integers), (Combiner::F90Real, 2));
+    assert_eq!(e.num_addresses + e.num_datatypes, 0);
+    assert_eq!(real.contents().integers, [6, i64::from(undefined)]);
+    let int = Datatype::f90(F90::Integer { r: 9 }, Basic::Integer4);
+    assert_eq!(int.envelope().combiner, Combiner::F90Integer);
+    assert_eq!(int.contents().integers, [9]);
+    assert_eq!(
+        int.f90_kind(),
+        Some((F90::Integer { r: 9 }, Basic::Integer4))
+    );
+    let complex = Datatype::f90(F90::Complex { p: 15, r: 0 }, Basic::Complex16);
+    assert_eq!(complex.envelope().combiner, Combiner::F90Complex);
+    assert_eq!(complex.size(), 16);
+    let v = Datatype::vector(2, 1, 3, &complex).unwrap();
+    check_pack(&v, &common::byte_map(&v), 2);
+    assert_eq!(v.contents().datatypes[0].f90_kind(), complex.f90_kind());
 }
 
 #[test]

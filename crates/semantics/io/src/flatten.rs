@@ -167,7 +167,9 @@ fn walk(function: &str, t: &Datatype, base: i64, out: &mut Runs) -> IoResult<()>
         Ok::<(), IoError>(())
     };
     match env.combiner {
-        Combiner::Named => probe(t, base, out),
+        Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer => {
+            probe(t, base, out)
+        }
         Combiner::Dup | Combiner::Resized => walk(function, &a.datatype(0), base, out),
         Combiner::Contiguous => {
             let n = a.count();

@@ -9,8 +9,8 @@ use crossmpi_datatype::{Combiner, Datatype};
 /// Memory offset of every packed byte, in stream order.
 pub fn byte_map(t: &Datatype) -> Vec<i64> {
     let env = t.envelope();
-    if env.combiner == Combiner::Named {
-        let b = t.basic_kind().expect("named types are predefined");
+    // Named types and the Fortran 90 ones laid out as a named type.
+    if let Some(b) = t.basic_kind().or(t.f90_kind().map(|(_, b)| b)) {
         return match b.pair_members() {
             Some((v, i)) => {
                 let off = v.size().next_multiple_of(i.alignment()) as i64;
@@ -78,7 +78,9 @@ pub fn byte_map(t: &Datatype) -> Vec<i64> {
             }
         }
         Combiner::Subarray | Combiner::Darray => panic!("byte_map: use the array references"),
-        Combiner::Named => unreachable!(),
+        Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer => {
+            unreachable!("returned above")
+        }
     }
     map
 }
