@@ -26,13 +26,14 @@ static int delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
   return MPI_SUCCESS;
 }
 
-/* A delete callback that looks at its own attribute and fails while `refuse` is set. */
-static int refuse, seen_flag;
+/* A delete callback that looks at its own attribute and fails while `refuse` is set,
+ * with an error code of the application's own (`app_code`), which the call returns. */
+static int refuse, seen_flag, app_code;
 static void *seen_value;
 static int checking_delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
   (void)val; (void)extra;
   MPI_OK(MPI_Comm_get_attr(comm, keyval, &seen_value, &seen_flag));
-  return refuse ? MPI_ERR_OTHER : MPI_SUCCESS;
+  return refuse ? app_code : MPI_SUCCESS;
 }
 
 static int type_refuse;
@@ -188,8 +189,10 @@ int main(int argc, char **argv) {
 
   /* A delete callback sees its attribute still set; when it fails, the call fails and
    * the attribute stays (replacement keeps the old value), as in Open MPI and MPICH. */
-  int kc;
+  int kc, app_class;
   MPI_Comm e;
+  MPI_OK(MPI_Add_error_class(&app_class));
+  MPI_OK(MPI_Add_error_code(app_class, &app_code));
   MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &e));
   MPI_OK(MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN));
   MPI_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, checking_delete_fn, &kc, NULL));
@@ -198,12 +201,15 @@ int main(int argc, char **argv) {
   rc = MPI_Comm_delete_attr(e, kc);
   CHECK(rc != MPI_SUCCESS && seen_flag && (intptr_t)seen_value == 11, "refused delete: rc %d, callback saw flag %d value %ld",
         rc, seen_flag, (long)(intptr_t)seen_value);
+  /* the callback's own code, as MPICH returns it (Open MPI 4.1 returns MPI_ERR_OTHER) */
+  CHECK_CROSSMPI(rc == app_code, "refused delete returned %d, not the callback's code %d", rc, app_code);
   MPI_OK(MPI_Comm_get_attr(e, kc, &v, &flag));
   CHECK(flag && (intptr_t)v == 11, "attribute gone after a refused delete: flag %d", flag);
   rc = MPI_Comm_set_attr(e, kc, (void *)12);
   MPI_OK(MPI_Comm_get_attr(e, kc, &v, &flag));
   CHECK(rc != MPI_SUCCESS && flag && (intptr_t)v == 11, "refused replacement: rc %d, value now %ld", rc,
         (long)(intptr_t)v);
+  CHECK_CROSSMPI(rc == app_code, "refused replacement returned %d, not the callback's code %d", rc, app_code);
   refuse = 0;
   seen_flag = 0;
   MPI_OK(MPI_Comm_set_attr(e, kc, (void *)13));

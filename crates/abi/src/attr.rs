@@ -115,12 +115,10 @@ pub(crate) fn free_keyval(function: &str, object: Object, key: *mut c_int) -> Mp
 }
 
 fn callback_error(function: &str, which: &str, key: c_int, code: c_int) -> MpiError {
-    MpiError::arg(
-        ErrorClass::Other,
+    crate::error::callback_failed(
         function,
-        "keyval",
-        key,
-        format!("its {which} callback returned error {code}"),
+        format_args!("the {which} callback of keyval {key}"),
+        code,
     )
 }
 

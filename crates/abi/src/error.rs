@@ -105,8 +105,12 @@ fn is_dynamic(code: c_int) -> bool {
     code > 0 && code & DYNAMIC != 0
 }
 
-/// Records the error's message and returns its code.
+/// Records the error's message and returns its code (an application's own code as it
+/// is: its message is the application's).
 pub fn register(e: &MpiError) -> c_int {
+    if let Some(code) = e.code {
+        return code;
+    }
     let mut r = registry();
     if r.messages.is_empty() {
         r.messages.resize(SLOTS, None);
@@ -116,6 +120,22 @@ pub fn register(e: &MpiError) -> c_int {
     let code = DYNAMIC | (slot as i32) << 16 | e.class.code();
     r.messages[slot] = Some((code, e.message.clone()));
     code
+}
+
+/// The error of `function` when the application's callback (`what`) returned `rc`:
+/// the call returns `rc` itself, as MPICH does (Open MPI 4.1 returns `MPI_ERR_OTHER`),
+/// so a code the application made with `MPI_Add_error_code` comes back unchanged. A value
+/// that is no error code becomes a new code of class `MPI_ERR_OTHER`.
+pub fn callback_failed(function: &str, what: impl std::fmt::Display, rc: c_int) -> MpiError {
+    let e = MpiError::context(
+        ErrorClass::Other,
+        function,
+        format!("{what} returned error {rc}"),
+    );
+    match class_of(rc) {
+        Some(_) => e.returning(rc),
+        None => e,
+    }
 }
 
 /// `MPI_Error_class`: None for a value that is no error code.
@@ -522,5 +542,24 @@ mod tests {
         assert_eq!(string_of(code).unwrap(), "disk on fire");
         assert!(add_code("MPI_Add_error_code", 123456).is_err());
         assert!(last_used_code() >= code);
+    }
+
+    #[test]
+    fn a_callbacks_error_code_is_what_the_call_returns() {
+        let class = add_class("MPI_Add_error_class").unwrap();
+        let code = add_code("MPI_Add_error_code", class).unwrap();
+        let e = callback_failed("MPI_Comm_delete_attr", "the delete callback", code);
+        assert_eq!(register(&e), code);
+        assert!(
+            e.message.contains(&format!("returned error {code}")),
+            "{}",
+            e.message
+        );
+        let e = callback_failed("MPI_Wait", "free_fn", MPI_ERR_OTHER);
+        assert_eq!(register(&e), MPI_ERR_OTHER);
+        let e = callback_failed("MPI_Wait", "free_fn", -7);
+        let made = register(&e);
+        assert_ne!(made, -7, "no error code: a new one is made");
+        assert_eq!(class_of(made), Some(MPI_ERR_OTHER));
     }
 }

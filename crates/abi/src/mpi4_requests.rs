@@ -19,7 +19,7 @@
 //! leaving the runtime.
 
 use crate::consts::*;
-use crate::error::{call, Scope};
+use crate::error::{self, call, Scope};
 use crate::handle::{self, Kind, MpiStatus};
 use crate::p2p::{request, start_recv, start_replace, start_send};
 use crate::util::{out, required};
@@ -331,7 +331,7 @@ fn adopt_idup(slot: u32, parent: CommId, new: CommId, newcomm: usize) {
 /// completing call reports).
 fn failed(e: &MpiError) -> Status {
     Status {
-        error: e.class.code(),
+        error: e.code.unwrap_or(e.class.code()),
         ..Status::default()
     }
 }
@@ -446,10 +446,10 @@ pub fn then_free<R>(f: &str, body: impl FnOnce() -> MpiResult<R>) -> MpiResult<R
     for (free, extra_state) in due {
         let code = free(extra_state as *mut c_void);
         if code != MPI_SUCCESS && failed.is_none() {
-            failed = Some(MpiError::context(
-                ErrorClass::Other,
+            failed = Some(error::callback_failed(
                 f,
-                format!("the generalized request's free_fn returned {code}"),
+                "the generalized request's free_fn",
+                code,
             ));
         }
     }

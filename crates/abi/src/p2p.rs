@@ -746,7 +746,7 @@ export! {
             })?;
             match generalized.map(CancelCall::run) {
                 None | Some(MPI_SUCCESS) => Ok(()),
-                Some(code) => Err(MpiError::context(ErrorClass::Other, f, format!("the generalized request's cancel_fn returned {code}"))),
+                Some(code) => Err(crate::error::callback_failed(f, "the generalized request's cancel_fn", code)),
             }
         })
     }

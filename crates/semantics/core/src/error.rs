@@ -120,6 +120,9 @@ impl ErrorClass {
 pub struct MpiError {
     pub class: ErrorClass,
     pub message: String,
+    /// The code the call returns instead of a new code of `class`: an application
+    /// callback's own error code, which the standard has the call pass on.
+    pub code: Option<i32>,
 }
 
 impl MpiError {
@@ -127,6 +130,15 @@ impl MpiError {
         MpiError {
             class,
             message: message.into(),
+            code: None,
+        }
+    }
+
+    /// The same error, returned as the application's code `code`.
+    pub fn returning(self, code: i32) -> MpiError {
+        MpiError {
+            code: Some(code),
+            ..self
         }
     }
 
