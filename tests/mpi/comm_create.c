@@ -3,7 +3,8 @@
 /* Communicator creation: Comm_create (one group, and disjoint groups), Comm_create_group
  * (called by the members only, also over changing subsets in a row), Comm_compare,
  * Comm_split_type(SHARED), Comm_dup_with_info and Comm_set_info/get_info, Comm_idup
- * (which returns before the other members call it; two at once, with attributes); each
+ * (which returns before the other members call it; moves on while a member waits in a
+ * receive; two at once, with attributes); each
  * new communicator carries p2p traffic. */
 #include "common.h"
 
@@ -147,6 +148,20 @@ int main(int argc, char **argv) {
   }
   MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
   ring(c, 8);
+
+  /* an idup moves on while a member waits in another call: rank 0 (the agreement's
+   * leader) receives from the last rank, which sends only once its idup completed */
+  MPI_Comm waited;
+  MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &waited, &req));
+  if (t_rank == 0 && t_size > 1) {
+    MPI_OK(MPI_Recv(&token, 1, MPI_INT, t_size - 1, 32, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  } else {
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (t_rank == t_size - 1 && t_size > 1) MPI_OK(MPI_Send(&t_rank, 1, MPI_INT, 0, 32, MPI_COMM_WORLD));
+  }
+  ring(waited, 11);
+  MPI_OK(MPI_Comm_free(&waited));
 
   /* two at once, with attributes, and a collective on the parent before they complete */
   int kdup;

@@ -97,9 +97,9 @@ enum Composed {
     Idup(Box<IdupEntry>),
 }
 
-/// An `MPI_Comm_idup` in progress ([`start_idup`]).
+/// An `MPI_Comm_idup` in progress ([`start_idup`]); the progress engine drives its
+/// agreement (`rt.idups`).
 struct IdupEntry {
-    agreement: Idup,
     parent: CommId,
     /// Where the new handle goes (the caller's `MPI_Comm *`).
     newcomm: usize,
@@ -279,14 +279,14 @@ pub fn settle(rt: &mut Runtime, h: usize) {
             Stage::Running | Stage::Querying | Stage::Finished => {}
         },
         Composed::Idup(e) => match e.stage {
-            IdupStage::Agreeing => match e.agreement.advance(rt, "MPI_Comm_idup") {
-                Ok(None) => {}
-                Ok(Some(new)) => {
+            IdupStage::Agreeing => match rt.idups.outcome(id) {
+                None => {}
+                Some(Ok(new)) => {
                     e.stage = IdupStage::Copying;
                     let (slot, parent, newcomm) = (id.index, e.parent, e.newcomm);
                     rt.defer(Box::new(move || adopt_idup(slot, parent, new, newcomm)));
                 }
-                Err(err) => {
+                Some(Err(err)) => {
                     e.stage = IdupStage::Finished;
                     finish(rt, id, failed(&err));
                 }
@@ -304,8 +304,8 @@ pub fn settle(rt: &mut Runtime, h: usize) {
 /// new handle to `*newcomm` when it completes.
 pub fn start_idup(rt: &mut Runtime, agreement: Idup, parent: CommId, newcomm: *mut usize) -> usize {
     let id = pending_request(rt);
+    rt.idups.launch(id, agreement);
     let entry = IdupEntry {
-        agreement,
         parent,
         newcomm: newcomm as usize,
         stage: IdupStage::Agreeing,

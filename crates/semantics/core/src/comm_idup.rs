@@ -1,6 +1,7 @@
 //! `MPI_Comm_idup`: the context agreement of [`comm_ops`](crate::comm_ops) taken in
 //! steps instead of blocking calls, so the call returns at once and the agreement moves
-//! on whenever its request is tested.
+//! on with the progress engine, whichever call drives it: a member waiting in another
+//! call (a receive from a member that waits for the new communicator) answers too.
 //!
 //! Each round's two "largest value among the members" exchanges go through one leader
 //! as point-to-point messages on the parent's collective context, under the collective
@@ -23,6 +24,47 @@ use crate::topo::Topology;
 use crate::userbuf;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// The agreements of this process, by the request that collects each.
+#[derive(Default)]
+pub struct Running {
+    agreeing: Vec<(ReqId, Idup)>,
+    over: Vec<(ReqId, MpiResult<CommId>)>,
+}
+
+impl Running {
+    /// Drives `idup` with the progress engine until request `req` collects it.
+    pub fn launch(&mut self, req: ReqId, idup: Idup) {
+        self.agreeing.push((req, idup));
+    }
+
+    /// The new communicator (or the error) of the agreement of `req`, once it is over.
+    pub fn outcome(&mut self, req: ReqId) -> Option<MpiResult<CommId>> {
+        let i = self.over.iter().position(|(r, _)| *r == req)?;
+        Some(self.over.swap_remove(i).1)
+    }
+}
+
+/// Takes every step of every agreement whose messages have arrived; true if one ended.
+pub fn progress(rt: &mut Runtime) -> bool {
+    if rt.idups.agreeing.is_empty() {
+        return false;
+    }
+    let mut agreeing = std::mem::take(&mut rt.idups.agreeing);
+    let mut ended = false;
+    agreeing.retain_mut(|(req, idup)| {
+        let outcome = match idup.advance(rt, "MPI_Comm_idup") {
+            Ok(None) => return true,
+            Ok(Some(new)) => Ok(new),
+            Err(e) => Err(e),
+        };
+        rt.idups.over.push((*req, outcome));
+        ended = true;
+        false
+    });
+    rt.idups.agreeing.append(&mut agreeing);
+    ended
+}
 
 /// A nonblocking duplication in progress.
 pub struct Idup {
@@ -135,7 +177,7 @@ impl Idup {
 
     /// Takes every step whose messages have arrived; the new communicator once the
     /// members agreed.
-    pub fn advance(&mut self, rt: &mut Runtime, function: &str) -> MpiResult<Option<CommId>> {
+    fn advance(&mut self, rt: &mut Runtime, function: &str) -> MpiResult<Option<CommId>> {
         while let Some(largest) = self.exchanged(rt) {
             match self.step {
                 Step::Proposing => {

@@ -60,6 +60,9 @@ pub struct Runtime {
     pub bsend_buffer: Option<crate::p2p::BsendBuffer>,
     /// Nonblocking collectives in progress.
     pub colls: crate::coll::sched::Active,
+    /// `MPI_Comm_idup` agreements in progress, and those over until their requests
+    /// collect them.
+    pub idups: crate::comm_idup::Running,
     /// Ports, and the processes of other jobs in the process table.
     pub dynamic: crate::dynamic::Dynamic,
     /// User code progress met, to run once the call lets the runtime go
@@ -590,6 +593,7 @@ impl Runtime {
             universe_size,
             bsend_buffer: None,
             colls: Default::default(),
+            idups: Default::default(),
         }
     }
 
@@ -606,6 +610,7 @@ impl Runtime {
             any |= impi.poll(&mut self.st);
         }
         any |= crate::coll::sched::progress(self);
+        any |= crate::comm_idup::progress(self);
         any |= crate::rma::progress(self);
         self.flush();
         for req in std::mem::take(&mut self.st.orphaned) {
