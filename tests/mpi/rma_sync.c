@@ -93,13 +93,22 @@ int main(int argc, char **argv) {
   MPI_Info info, used;
   MPI_Info_create(&info);
   MPI_Info_set(info, "no_locks", "false");
+  MPI_Info_set(info, "accumulate_ops", "same_op");
+  MPI_Info_set(info, "crossmpi_no_such_hint", "1");
   MPI_OK(MPI_Win_set_info(win, info));
   MPI_OK(MPI_Win_get_info(win, &used));
   char val[64];
   int flag;
+  /* An MPI may drop hints it does not use; crossmpi reports the standard's window
+   * hints (what the application set, else the default) and drops unknown keys. */
   MPI_Info_get(used, "no_locks", 63, val, &flag);
-  /* An MPI may drop hints it does not use; crossmpi keeps what it is given. */
   CHECK_CROSSMPI(flag && strcmp(val, "false") == 0, "info no_locks");
+  MPI_Info_get(used, "accumulate_ops", 63, val, &flag);
+  CHECK_CROSSMPI(flag && strcmp(val, "same_op") == 0, "info accumulate_ops");
+  MPI_Info_get(used, "accumulate_ordering", 63, val, &flag);
+  CHECK_CROSSMPI(flag && strcmp(val, "rar,raw,war,waw") == 0, "info accumulate_ordering default");
+  MPI_Info_get(used, "crossmpi_no_such_hint", 63, val, &flag);
+  CHECK(!flag, "an unknown window hint was reported back");
   MPI_Info_free(&info);
   MPI_Info_free(&used);
 

@@ -26,10 +26,37 @@ pub(crate) struct Attrs {
     pub model: c_int,
 }
 
+/// The window hints of the standard with their defaults: what `MPI_Win_get_info`
+/// reports, a value the application set in place of the default. crossmpi's one-sided
+/// operations keep the strongest semantics (locks, ordered accumulates, any op) whatever
+/// these assert, so every setting holds; other keys are ignored and not reported, as
+/// the standard has `MPI_Win_get_info` return the hints in use (Open MPI and MPICH drop
+/// them too).
+const WIN_HINTS: [(&str, &str); 7] = [
+    ("no_locks", "false"),
+    ("accumulate_ordering", "rar,raw,war,waw"),
+    ("accumulate_ops", "same_op_no_op"),
+    ("same_size", "false"),
+    ("same_disp_unit", "false"),
+    ("alloc_shared_noncontig", "false"),
+    ("mpi_accumulate_granularity", "0"),
+];
+
+/// The hints in effect once `given` (at creation, or by `MPI_Win_set_info`) applies to
+/// `hints`.
+fn apply_hints(hints: &mut info::Pairs, given: info::Pairs) {
+    for (k, v) in given {
+        if let Some(h) = hints.iter_mut().find(|(key, _)| *key == k) {
+            h.1 = v;
+        }
+    }
+}
+
 /// What the ABI keeps beside a core window, keyed by its slot.
 pub(crate) struct Entry {
     errhandler: usize,
     name: String,
+    /// The hints in effect ([`WIN_HINTS`]).
     info: info::Pairs,
     pub attrs: Box<Attrs>,
     /// Attributes set with `MPI_Win_set_attr`: keyval -> value.
@@ -118,7 +145,13 @@ fn register(function: &str, win: WinId, info_h: usize, out_win: *mut usize) -> M
     let entry = Entry {
         errhandler: MPI_ERRORS_ARE_FATAL,
         name: String::new(),
-        info: info::read(function, "info", info_h, true)?,
+        info: {
+            let mut hints = WIN_HINTS
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .to_vec();
+            apply_hints(&mut hints, info::read(function, "info", info_h, true)?);
+            hints
+        },
         attrs: Box::new(Attrs {
             base: if flavor == Flavor::Dynamic {
                 0
@@ -348,10 +381,7 @@ export! {
         call(win, || {
             let pairs = info::read(f, "info", info_h, true)?;
             with_entry(f, win, |e| {
-                for (k, v) in pairs {
-                    e.info.retain(|(key, _)| *key != k);
-                    e.info.push((k, v));
-                }
+                apply_hints(&mut e.info, pairs);
                 Ok(())
             })
         })
