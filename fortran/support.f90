@@ -46,11 +46,13 @@ module crossmpi_fortran_support
     logical :: narrow
   end type
 
-  ! A generalized request's procedures; freed by the free trampoline, the last call C
-  ! makes for the request.
+  ! A generalized request's procedures and the program's extra_state variable (by
+  ! address: the procedures get that variable itself, so what they store in it the
+  ! program sees, as Open MPI and MPICH do, which MPICH's test greqf checks); freed by
+  ! the free trampoline, the last call C makes for the request.
   type :: grequest_record
     type(c_funptr) :: query_fn, free_fn, cancel_fn
-    integer(c_intptr_t) :: extra_state
+    type(c_ptr) :: extra_state
   end type
 
   ! A data representation's procedures (datareps live as long as the program).
@@ -371,37 +373,49 @@ contains
     crossmpi_delete_trampoline = ierror
   end function
 
-  ! The C extra state of a generalized request with Fortran procedures.
+  ! The C extra state of a generalized request with Fortran procedures. `extra_state`
+  ! is the program's variable (passed by reference), which must outlive the request.
   type(c_ptr) function crossmpi_grequest_record(query_fn, free_fn, cancel_fn, extra_state)
     type(c_funptr), value :: query_fn, free_fn, cancel_fn
-    integer(c_intptr_t), intent(in) :: extra_state
+    integer(c_intptr_t), target, intent(in) :: extra_state
     type(grequest_record), pointer :: record
     allocate(record)
-    record = grequest_record(query_fn, free_fn, cancel_fn, extra_state)
+    record = grequest_record(query_fn, free_fn, cancel_fn, c_loc(extra_state))
     crossmpi_grequest_record = c_loc(record)
   end function
+
+  ! The record behind a generalized request's C extra state, and its program variable.
+  subroutine grequest_parts(extra, record, extra_state)
+    type(c_ptr), value :: extra
+    type(grequest_record), pointer, intent(out) :: record
+    integer(c_intptr_t), pointer, intent(out) :: extra_state
+    call c_f_pointer(extra, record)
+    call c_f_pointer(record%extra_state, extra_state)
+  end subroutine
 
   integer(c_int) function crossmpi_grequest_query_trampoline(extra, status) bind(C)
     type(c_ptr), value :: extra, status
     type(grequest_record), pointer :: record
+    integer(c_intptr_t), pointer :: extra_state
     procedure(fortran_grequest_query), pointer :: query
     integer(c_int) :: ierror
-    call c_f_pointer(extra, record)
+    call grequest_parts(extra, record, extra_state)
     call c_f_procpointer(record%query_fn, query)
     ierror = 0
-    call query(record%extra_state, status, ierror)
+    call query(extra_state, status, ierror)
     crossmpi_grequest_query_trampoline = ierror
   end function
 
   integer(c_int) function crossmpi_grequest_free_trampoline(extra) bind(C)
     type(c_ptr), value :: extra
     type(grequest_record), pointer :: record
+    integer(c_intptr_t), pointer :: extra_state
     procedure(fortran_grequest_free), pointer :: free
     integer(c_int) :: ierror
-    call c_f_pointer(extra, record)
+    call grequest_parts(extra, record, extra_state)
     call c_f_procpointer(record%free_fn, free)
     ierror = 0
-    call free(record%extra_state, ierror)
+    call free(extra_state, ierror)
     deallocate(record)
     crossmpi_grequest_free_trampoline = ierror
   end function
@@ -410,13 +424,14 @@ contains
     type(c_ptr), value :: extra
     integer(c_int), value :: complete
     type(grequest_record), pointer :: record
+    integer(c_intptr_t), pointer :: extra_state
     procedure(fortran_grequest_cancel), pointer :: cancel
     integer(c_int) :: f_complete, ierror
-    call c_f_pointer(extra, record)
+    call grequest_parts(extra, record, extra_state)
     call c_f_procpointer(record%cancel_fn, cancel)
     f_complete = merge(1, 0, complete /= 0)
     ierror = 0
-    call cancel(record%extra_state, f_complete, ierror)
+    call cancel(extra_state, f_complete, ierror)
     crossmpi_grequest_cancel_trampoline = ierror
   end function
 

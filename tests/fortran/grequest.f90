@@ -2,7 +2,9 @@
 ! requires: MPI_Grequest_start MPI_Grequest_complete MPI_Status_set_elements MPI_Cancel
 ! Generalized requests with Fortran query, free and cancel procedures (extra state of
 ! KIND=MPI_ADDRESS_KIND, an INTEGER status array, a LOGICAL complete flag), which the
-! library calls through C when the request is waited for, freed and cancelled.
+! library calls through C when the request is waited for, freed and cancelled. The
+! procedures get the program's extra_state variable itself: what free stores in it the
+! program sees, as with Open MPI and MPICH.
 module grequest_procs
   use mpi
   implicit none
@@ -26,6 +28,7 @@ contains
     integer :: ierror
     frees = frees + 1
     freed_state = extra_state
+    extra_state = -extra_state
     ierror = MPI_SUCCESS
   end subroutine
 
@@ -46,10 +49,12 @@ program grequest
   use grequest_procs
   implicit none
   integer :: ierr, request, count, status(MPI_STATUS_SIZE)
+  integer(kind=MPI_ADDRESS_KIND) :: state
   logical :: flag
 
   call MPI_Init(ierr)
-  call MPI_Grequest_start(query_state, free_state, cancel_state, 5_MPI_ADDRESS_KIND, request, ierr)
+  state = 5
+  call MPI_Grequest_start(query_state, free_state, cancel_state, state, request, ierr)
   call check_success(ierr, 'MPI_Grequest_start')
   call check(request /= MPI_REQUEST_NULL, 'a request')
   call MPI_Test(request, flag, status, ierr)
@@ -63,10 +68,12 @@ program grequest
   call MPI_Get_count(status, MPI_INTEGER, count, ierr)
   call check(count == 5, 'element count set from the extra state')
   call check(frees == 1 .and. freed_state == 5, 'free procedure called with the extra state')
+  call check(state == -5, 'the free procedure changed the program''s extra_state variable')
   call check(request == MPI_REQUEST_NULL, 'request freed by MPI_Wait')
 
   ! A 64-bit extra state, and a cancel before completion.
-  call MPI_Grequest_start(query_state, free_state, cancel_state, 2_MPI_ADDRESS_KIND**40, request, ierr)
+  state = 2_MPI_ADDRESS_KIND**40
+  call MPI_Grequest_start(query_state, free_state, cancel_state, state, request, ierr)
   call MPI_Cancel(request, ierr)
   call check_success(ierr, 'MPI_Cancel')
   call check(cancels == 1 .and. cancelled_state == 2_MPI_ADDRESS_KIND**40, &
