@@ -1,0 +1,150 @@
+! The MPI-1 calls MPI-3 removed, for old mpif.h programs: MPI_ADDRESS, MPI_TYPE_HINDEXED,
+! MPI_TYPE_HVECTOR, MPI_TYPE_STRUCT, MPI_TYPE_EXTENT, MPI_TYPE_LB, MPI_TYPE_UB and
+! MPI_ERRHANDLER_CREATE/GET/SET. Open MPI 4.1's Fortran library keeps them, and Fortran 77
+! codes still call them, so a program that builds with Open MPI builds here too
+! (docs/fortran.md). Each is its MPI-2 successor with default-INTEGER addresses and
+! extents; the C library, whose mpi.h is the MPI-5.0 ABI, has none of them.
+
+module crossmpi_mpi1_removed
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private
+  public :: narrow
+
+contains
+
+  ! `value` as a default INTEGER for argument `arg` of call `name`; when it does not fit,
+  ! the error handler of MPI_COMM_SELF gets an MPI_ERR_ARG code whose string says so
+  ! (one code, made at the first such error; its string names the latest).
+  subroutine narrow(value, out, name, arg, ierror)
+    use mpi, only: MPI_COMM_SELF, MPI_ERR_ARG, MPI_SUCCESS
+    integer(c_intptr_t), intent(in) :: value
+    integer, intent(out) :: out, ierror
+    character(len=*), intent(in) :: name, arg
+    integer, save :: code = -1
+    character(len=200) :: text
+    integer :: ignored
+    if (value >= -huge(0) - 1_c_intptr_t .and. value <= huge(0)) then
+      out = int(value)
+      ierror = MPI_SUCCESS
+      return
+    end if
+    if (code < 0) call MPI_Add_error_code(MPI_ERR_ARG, code, ignored)
+    write (text, '(4a,i0,a)') name, ': argument ', arg, ' = ', value, &
+      ' does not fit a default INTEGER (use the MPI-2 call with INTEGER(MPI_ADDRESS_KIND))'
+    call MPI_Add_error_string(code, trim(text), ignored)
+    ierror = code
+    call MPI_Comm_call_errhandler(MPI_COMM_SELF, code, ignored)
+  end subroutine
+
+end module
+
+! MPI_ADDRESS: the low 32 bits of the address, as Open MPI 4.1 returns it. Differences of
+! addresses less than 2 GiB apart (the displacements old codes compute) are right;
+! absolute addresses (for MPI_BOTTOM) need MPI_GET_ADDRESS.
+subroutine crossmpi_f_address(location, address, ierror) bind(C, name="mpi_address_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int8_t) :: location
+  integer(c_int) :: address, ierror
+  integer(c_intptr_t) :: full, low
+  call MPI_Get_address(location, full, ierror)
+  low = iand(full, int(z'FFFFFFFF', c_intptr_t))
+  if (low > huge(0_c_int)) low = low - 2_c_intptr_t**32
+  address = int(low, c_int)
+end subroutine
+
+subroutine crossmpi_f_type_hindexed(count, blocklengths, displacements, oldtype, newtype, &
+    ierror) bind(C, name="mpi_type_hindexed_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: count, blocklengths(*), displacements(*), oldtype, newtype, ierror
+  integer(c_intptr_t) :: wide(max(count, 0))
+  wide = displacements(1:max(count, 0))
+  call MPI_Type_create_hindexed(count, blocklengths, wide, oldtype, newtype, ierror)
+end subroutine
+
+subroutine crossmpi_f_type_hvector(count, blocklength, stride, oldtype, newtype, ierror) &
+    bind(C, name="mpi_type_hvector_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: count, blocklength, stride, oldtype, newtype, ierror
+  call MPI_Type_create_hvector(count, blocklength, int(stride, c_intptr_t), oldtype, newtype, &
+    ierror)
+end subroutine
+
+subroutine crossmpi_f_type_struct(count, blocklengths, displacements, types, newtype, ierror) &
+    bind(C, name="mpi_type_struct_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: count, blocklengths(*), displacements(*), types(*), newtype, ierror
+  integer(c_intptr_t) :: wide(max(count, 0))
+  wide = displacements(1:max(count, 0))
+  call MPI_Type_create_struct(count, blocklengths, wide, types, newtype, ierror)
+end subroutine
+
+! MPI_TYPE_EXTENT, MPI_TYPE_LB and MPI_TYPE_UB: one bound of MPI_TYPE_GET_EXTENT.
+subroutine crossmpi_f_type_extent(datatype, extent, ierror) bind(C, name="mpi_type_extent_")
+  use, intrinsic :: iso_c_binding
+  use crossmpi_mpi1_removed
+  implicit none
+  integer(c_int) :: datatype, extent, ierror
+  integer(c_intptr_t) :: lb, wide
+  call MPI_Type_get_extent(datatype, lb, wide, ierror)
+  if (ierror == 0) call narrow(wide, extent, 'MPI_TYPE_EXTENT', 'extent', ierror)
+end subroutine
+
+subroutine crossmpi_f_type_lb(datatype, displacement, ierror) bind(C, name="mpi_type_lb_")
+  use, intrinsic :: iso_c_binding
+  use crossmpi_mpi1_removed
+  implicit none
+  integer(c_int) :: datatype, displacement, ierror
+  integer(c_intptr_t) :: lb, extent
+  call MPI_Type_get_extent(datatype, lb, extent, ierror)
+  if (ierror == 0) call narrow(lb, displacement, 'MPI_TYPE_LB', 'displacement', ierror)
+end subroutine
+
+subroutine crossmpi_f_type_ub(datatype, displacement, ierror) bind(C, name="mpi_type_ub_")
+  use, intrinsic :: iso_c_binding
+  use crossmpi_mpi1_removed
+  implicit none
+  integer(c_int) :: datatype, displacement, ierror
+  integer(c_intptr_t) :: lb, extent
+  call MPI_Type_get_extent(datatype, lb, extent, ierror)
+  if (ierror == 0) call narrow(lb + extent, displacement, 'MPI_TYPE_UB', 'displacement', ierror)
+end subroutine
+
+! MPI_ERRHANDLER_CREATE/GET/SET: the communicator calls of MPI-2.
+subroutine crossmpi_f_errhandler_create(handler_fn, errhandler, ierror) &
+    bind(C, name="mpi_errhandler_create_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  ! The procedure arrives as its address, which the wrapper takes the same way.
+  type(c_funptr), value :: handler_fn
+  integer(c_int) :: errhandler, ierror
+  interface
+    subroutine comm_create_errhandler(handler_fn, errhandler, ierror) &
+        bind(C, name="mpi_comm_create_errhandler_")
+      import
+      type(c_funptr), value :: handler_fn
+      integer(c_int) :: errhandler, ierror
+    end subroutine
+  end interface
+  call comm_create_errhandler(handler_fn, errhandler, ierror)
+end subroutine
+
+subroutine crossmpi_f_errhandler_get(comm, errhandler, ierror) &
+    bind(C, name="mpi_errhandler_get_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: comm, errhandler, ierror
+  call MPI_Comm_get_errhandler(comm, errhandler, ierror)
+end subroutine
+
+subroutine crossmpi_f_errhandler_set(comm, errhandler, ierror) &
+    bind(C, name="mpi_errhandler_set_")
+  use, intrinsic :: iso_c_binding
+  implicit none
+  integer(c_int) :: comm, errhandler, ierror
+  call MPI_Comm_set_errhandler(comm, errhandler, ierror)
+end subroutine
