@@ -3,7 +3,8 @@
 ! The MPI-1 calls MPI-3 removed, as old fixed-form mpif.h codes use them (and Open MPI
 ! 4.1 still links them): a struct type built from MPI_ADDRESS differences with
 ! MPI_TYPE_STRUCT and sent around a ring, MPI_TYPE_HVECTOR and MPI_TYPE_HINDEXED layouts
-! checked through MPI_TYPE_EXTENT/LB/UB and a send, and MPI_ERRHANDLER_CREATE/SET/GET
+! checked through MPI_TYPE_EXTENT/LB/UB and a send, a struct whose extent MPI_LB and
+! MPI_UB markers set (sent two at a time), and MPI_ERRHANDLER_CREATE/SET/GET
 ! with a handler that sees an error of the communicator it is set on; an extent that
 ! does not fit a default INTEGER is an MPI_ERR_ARG naming the call (crossmpi only: Open
 ! MPI 4.1 truncates it).
@@ -24,7 +25,8 @@
       integer stype, htype, xtype, ext, lb, ub, eh, got, ncaught
       integer lastcode
       integer ival, ivalin
-      double precision dval, dvalin, rows(4, 3), col(3)
+      double precision dval, dvalin, rows(4, 3), col(3), every(6)
+      integer mtype
       character*4 cval, cvalin
       character*(MPI_MAX_ERROR_STRING) text
       integer(kind=MPI_ADDRESS_KIND) zero, big
@@ -105,6 +107,32 @@
      &                  MPI_STATUS_IGNORE, ierr)
       call check(col(1) .eq. 10 * prev + 3 .and. col(2) .eq. 10 * prev
      &           + 1, 'hindexed blocks in their order')
+
+! MPI_LB/MPI_UB markers: one double of every 3, at offset 8 of each 24-byte element.
+      blens(1) = 1
+      blens(2) = 1
+      blens(3) = 1
+      disps(1) = 0
+      disps(2) = 8
+      disps(3) = 24
+      types(1) = MPI_LB
+      types(2) = MPI_DOUBLE_PRECISION
+      types(3) = MPI_UB
+      call mpi_type_struct(3, blens, disps, types, mtype, ierr)
+      call check_success(ierr, 'MPI_TYPE_STRUCT with MPI_LB/MPI_UB')
+      call mpi_type_commit(mtype, ierr)
+      call mpi_type_extent(mtype, ext, ierr)
+      call mpi_type_lb(mtype, lb, ierr)
+      call check(ext .eq. 24 .and. lb .eq. 0, 'extent set by markers')
+      do i = 1, 6
+        every(i) = 100 * rank + i
+      end do
+      call mpi_sendrecv(every, 2, mtype, next, 4, col, 2,
+     &                  MPI_DOUBLE_PRECISION, prev, 4, MPI_COMM_WORLD,
+     &                  MPI_STATUS_IGNORE, ierr)
+      call check(col(1) .eq. 100 * prev + 2 .and. col(2) .eq. 100 * prev
+     &           + 5, 'every third double through the markers')
+      call mpi_type_free(mtype, ierr)
 
 ! An error handler from MPI_ERRHANDLER_CREATE on a duplicate.
       ncaught = 0

@@ -9,7 +9,9 @@ use crate::handle::{self, Kind, MpiStatus};
 use crate::p2p;
 use crate::types::{self, UserType};
 use crate::util::{count, in_string, out, out_string, slice, slice_mut};
-use crossmpi_core::datatype::{Basic, Datatype, Distribution, ErrorKind, Order, TypeError};
+use crossmpi_core::datatype::{
+    Basic, Combiner, Datatype, Distribution, ErrorKind, Order, TypeError,
+};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
@@ -329,13 +331,13 @@ fn with_user_type<R>(function: &str, h: usize, f: impl FnOnce(&mut UserType) -> 
 static PREDEFINED_NAMES: Mutex<Option<HashMap<usize, String>>> = Mutex::new(None);
 
 fn name_of(function: &str, h: usize) -> MpiResult<String> {
-    let t = types::lookup(function, "datatype", h)?;
-    if let Some(b) = t.basic_kind().filter(|_| types::is_predefined(h)) {
+    types::lookup(function, "datatype", h)?;
+    if let Some(name) = types::predefined_name(h) {
         let renamed = PREDEFINED_NAMES.lock().unwrap_or_else(|p| p.into_inner());
         return Ok(renamed
             .as_ref()
             .and_then(|m| m.get(&h).cloned())
-            .unwrap_or_else(|| b.mpi_name().to_string()));
+            .unwrap_or_else(|| name.to_string()));
     }
     with_user_type(function, h, |u| u.name.clone())
 }
@@ -457,7 +459,7 @@ fn contents(
     datatypes: *mut usize,
 ) -> MpiResult<()> {
     let t = types::lookup(function, "datatype", h)?;
-    if t.basic_kind().is_some() {
+    if t.envelope().combiner == Combiner::Named {
         return Err(MpiError::arg(
             ErrorClass::Type,
             function,

@@ -3,7 +3,7 @@
 
 use crate::consts::{HANDLE_CONSTANTS, MPI_DATATYPE_NULL};
 use crate::handle::{self, Kind};
-use crossmpi_core::datatype::{Basic, Datatype, F90};
+use crossmpi_core::datatype::{Basic, Datatype, Marker, F90};
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::slab::Slab;
 use std::collections::HashMap;
@@ -27,6 +27,13 @@ pub fn user_types() -> std::sync::MutexGuard<'static, Slab<UserType>> {
 /// Predefined datatype handles are below this value (the ABI gives them 0x200..0x2ff).
 const PREDEFINED_LIMIT: usize = 0x400;
 
+/// The handles of the MPI-1 marker types `MPI_LB` and `MPI_UB`, which MPI-3 removed and
+/// the MPI-5.0 ABI does not have: old Fortran codes still use them, so `mpif.h` and the
+/// `mpi` module define them with these values (crossmpi-fortran-gen's constants), above
+/// the ABI's block of predefined datatypes.
+pub const MPI1_LB: usize = 0x3f0;
+pub const MPI1_UB: usize = 0x3f1;
+
 /// Predefined datatype handle value -> its type, as a table indexed by the value (the
 /// lookup is on every communication call's path).
 fn predefined() -> &'static [Option<Datatype>] {
@@ -41,6 +48,8 @@ fn predefined() -> &'static [Option<Datatype>] {
                 table[value] = Some(Datatype::basic(b));
             }
         }
+        table[MPI1_LB] = Some(Datatype::marker(Marker::Lower));
+        table[MPI1_UB] = Some(Datatype::marker(Marker::Upper));
         table
     })
 }
@@ -65,6 +74,15 @@ pub fn predefined_dense(h: usize) -> Option<Basic> {
             .collect()
     });
     table.get(h).copied().flatten()
+}
+
+/// The name of the predefined type a handle names.
+pub fn predefined_name(h: usize) -> Option<&'static str> {
+    match h {
+        MPI1_LB => Some("MPI_LB"),
+        MPI1_UB => Some("MPI_UB"),
+        _ => predefined_type(h)?.basic_kind().map(Basic::mpi_name),
+    }
 }
 
 /// The handle of a predefined type (for `MPI_Type_get_contents` and friends).

@@ -3,7 +3,7 @@
 //! standard, each validating its arguments.
 
 use crate::basic::Basic;
-use crate::envelope::{Contents, Ctor, Envelope, F90};
+use crate::envelope::{Contents, Ctor, Envelope, Marker, F90};
 use crate::error::{ErrorKind, TypeError};
 use crate::fragment::Fragment;
 use crate::layout::Node;
@@ -125,6 +125,19 @@ impl Datatype {
         // ALL lists the variants in declaration order, so a variant's discriminant is
         // its index.
         Datatype(Repr::Named(&named[b as usize]))
+    }
+
+    /// The MPI-1 marker type `MPI_LB` or `MPI_UB`.
+    pub fn marker(m: Marker) -> Datatype {
+        static MARKERS: OnceLock<[Inner; 2]> = OnceLock::new();
+        let markers = MARKERS.get_or_init(|| {
+            [Marker::Lower, Marker::Upper].map(|m| Inner {
+                frag: Fragment::marker(m == Marker::Lower),
+                ctor: Ctor::Marker(m),
+                large_counts: false,
+            })
+        });
+        Datatype(Repr::Named(&markers[usize::from(m == Marker::Upper)]))
     }
 
     /// `count` elements of `old` one after the other.

@@ -117,10 +117,20 @@ pub enum F90 {
     Integer { r: i32 },
 }
 
+/// The MPI-1 bound markers `MPI_LB` and `MPI_UB` (removed in MPI-3, kept for old
+/// Fortran codes): predefined types without data whose displacement in a structure
+/// sets its lower or upper bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Lower,
+    Upper,
+}
+
 /// A constructor call as recorded for envelope/contents.
 #[derive(Clone, Debug)]
 pub(crate) enum Ctor {
     Named(Basic),
+    Marker(Marker),
     Dup(Datatype),
     Contiguous(u64, Datatype),
     Vector(u64, u64, i64, Datatype),
@@ -170,7 +180,7 @@ fn one<T: Copy + TryInto<i64>>(x: T) -> Vec<i64> {
 impl Ctor {
     pub(crate) fn combiner(&self) -> Combiner {
         match self {
-            Ctor::Named(_) => Combiner::Named,
+            Ctor::Named(_) | Ctor::Marker(_) => Combiner::Named,
             Ctor::Dup(_) => Combiner::Dup,
             Ctor::Contiguous(..) => Combiner::Contiguous,
             Ctor::Vector(..) => Combiner::Vector,
@@ -193,7 +203,7 @@ impl Ctor {
     fn args(&self) -> (Vec<Arg>, Vec<Datatype>) {
         use Arg::*;
         match self {
-            Ctor::Named(_) => (vec![], vec![]),
+            Ctor::Named(_) | Ctor::Marker(_) => (vec![], vec![]),
             Ctor::Dup(old) => (vec![], vec![old.clone()]),
             Ctor::Contiguous(count, old) => (vec![Count(one(*count))], vec![old.clone()]),
             Ctor::Vector(count, bl, stride, old) => (

@@ -1,6 +1,8 @@
 //! A typemap under construction: size, bounds, alignment, layout and signature, with
-//! the rules of the standard for combining them (markers set by `resized` are sticky;
-//! a structure's extent is padded to its most aligned member unless markers are set).
+//! the rules of the standard for combining them (lower and upper bound markers, set by
+//! `resized` or by the MPI-1 marker types `MPI_LB`/`MPI_UB`, are sticky, each on its
+//! own; a structure's extent is padded to its most aligned member unless it has an
+//! upper bound marker).
 //! Every operation checks for overflow and returns None when a value leaves `i64`.
 
 use crate::basic::Basic;
@@ -14,8 +16,10 @@ pub(crate) struct Fragment {
     pub(crate) bounded: bool,
     pub(crate) lb: i64,
     pub(crate) ub: i64,
-    /// Bounds set by `resized` (the standard's explicit lb/ub markers).
-    pub(crate) explicit: bool,
+    /// `lb` / `ub` come from markers (`resized`, `MPI_LB` / `MPI_UB`), which win over
+    /// the data's bounds wherever the typemap goes.
+    pub(crate) explicit_lb: bool,
+    pub(crate) explicit_ub: bool,
     /// Bounds of the data itself; meaningful when `size > 0`.
     pub(crate) true_lb: i64,
     pub(crate) true_ub: i64,
@@ -45,7 +49,8 @@ impl Fragment {
             bounded: true,
             lb: 0,
             ub: b.extent() as i64,
-            explicit: false,
+            explicit_lb: false,
+            explicit_ub: false,
             true_lb: 0,
             true_ub,
             align: b.alignment(),
@@ -60,7 +65,8 @@ impl Fragment {
             bounded: false,
             lb: 0,
             ub: 0,
-            explicit: false,
+            explicit_lb: false,
+            explicit_ub: false,
             true_lb: 0,
             true_ub: 0,
             align,
@@ -91,7 +97,8 @@ impl Fragment {
             bounded: self.bounded,
             lb: to_i64(self.lb as i128 + lo)?,
             ub: to_i64(self.ub as i128 + hi)?,
-            explicit: self.explicit,
+            explicit_lb: self.explicit_lb,
+            explicit_ub: self.explicit_ub,
             true_lb: to_i64(self.true_lb as i128 + lo)?,
             true_ub: to_i64(self.true_ub as i128 + hi)?,
             align: self.align,
@@ -113,17 +120,37 @@ impl Fragment {
     }
 
     /// The typemaps one after the other in the stream. `pad` applies the alignment
-    /// padding of MPI_Type_create_struct when no part carries explicit markers.
+    /// padding of MPI_Type_create_struct when no part carries an upper bound marker.
     pub(crate) fn concat(parts: Vec<Fragment>, pad: bool) -> Option<Fragment> {
         let mut size: u64 = 0;
         for p in &parts {
             size = size.checked_add(p.size)?;
         }
         i64::try_from(size).ok()?;
-        let explicit = parts.iter().any(|p| p.explicit);
-        let marking = |p: &&Fragment| if explicit { p.explicit } else { p.bounded };
-        let lb = parts.iter().filter(marking).map(|p| p.lb).min();
-        let ub = parts.iter().filter(marking).map(|p| p.ub).max();
+        let explicit_lb = parts.iter().any(|p| p.explicit_lb);
+        let explicit_ub = parts.iter().any(|p| p.explicit_ub);
+        let lb = parts
+            .iter()
+            .filter(|p| {
+                if explicit_lb {
+                    p.explicit_lb
+                } else {
+                    p.bounded
+                }
+            })
+            .map(|p| p.lb)
+            .min();
+        let ub = parts
+            .iter()
+            .filter(|p| {
+                if explicit_ub {
+                    p.explicit_ub
+                } else {
+                    p.bounded
+                }
+            })
+            .map(|p| p.ub)
+            .max();
         let has_data = |p: &&Fragment| p.size > 0;
         let true_lb = parts.iter().filter(has_data).map(|p| p.true_lb).min();
         let true_ub = parts.iter().filter(has_data).map(|p| p.true_ub).max();
@@ -132,7 +159,7 @@ impl Fragment {
             (Some(lb), Some(ub)) => (true, lb, ub),
             _ => (false, 0, 0),
         };
-        if pad && bounded && !explicit {
+        if pad && bounded && !explicit_ub {
             let extent = ub as i128 - lb as i128;
             let padding = (align as i128 - extent.rem_euclid(align as i128)) % align as i128;
             ub = to_i64(ub as i128 + padding)?;
@@ -144,7 +171,8 @@ impl Fragment {
             bounded,
             lb,
             ub,
-            explicit,
+            explicit_lb,
+            explicit_ub,
             true_lb: true_lb.unwrap_or(0),
             true_ub: true_ub.unwrap_or(0),
             align,
@@ -157,10 +185,22 @@ impl Fragment {
     pub(crate) fn resized(&self, lb: i64, extent: i64) -> Option<Fragment> {
         Some(Fragment {
             bounded: true,
-            explicit: true,
+            explicit_lb: true,
+            explicit_ub: true,
             lb,
             ub: lb.checked_add(extent)?,
             ..self.clone()
         })
+    }
+
+    /// The MPI-1 marker `MPI_LB` (`lower`) or `MPI_UB` at displacement 0: no data, one
+    /// sticky bound.
+    pub(crate) fn marker(lower: bool) -> Fragment {
+        Fragment {
+            bounded: true,
+            explicit_lb: lower,
+            explicit_ub: !lower,
+            ..Fragment::empty(1)
+        }
     }
 }

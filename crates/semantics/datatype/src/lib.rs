@@ -27,5 +27,5 @@ mod signature;
 
 pub use basic::Basic;
 pub use datatype::Datatype;
-pub use envelope::{Combiner, Contents, Distribution, Envelope, Order, DFLT_DARG, F90};
+pub use envelope::{Combiner, Contents, Distribution, Envelope, Marker, Order, DFLT_DARG, F90};
 pub use error::{ErrorKind, TypeError};

@@ -15,6 +15,7 @@ impl Datatype {
         let re = |t: &Datatype| t.with_basics(swap);
         Ok(match self.ctor() {
             Ctor::Named(b) | Ctor::F90(_, b) => swap(*b),
+            Ctor::Marker(m) => Datatype::marker(*m),
             Ctor::Dup(old) => re(old)?,
             Ctor::Contiguous(n, old) => Datatype::contiguous(*n, &re(old)?)?,
             Ctor::Vector(n, bl, stride, old) => Datatype::vector(*n, *bl, *stride, &re(old)?)?,

@@ -5,7 +5,7 @@ mod common;
 
 use common::{check_pack, Rng};
 use crossmpi_datatype::{
-    Basic, Combiner, Datatype, Distribution, ErrorKind, Order, DFLT_DARG, F90,
+    Basic, Combiner, Datatype, Distribution, ErrorKind, Marker, Order, DFLT_DARG, F90,
 };
 
 fn b(basic: Basic) -> Datatype {
@@ -194,6 +194,48 @@ fn fortran_90_types_are_laid_out_as_their_kind_and_report_the_request() {
     let v = Datatype::vector(2, 1, 3, &complex).unwrap();
     check_pack(&v, &common::byte_map(&v), 2);
     assert_eq!(v.contents().datatypes[0].f90_kind(), complex.f90_kind());
+}
+
+#[test]
+fn mpi1_markers_set_sticky_bounds_each_on_its_own() {
+    let (lower, upper) = (
+        Datatype::marker(Marker::Lower),
+        Datatype::marker(Marker::Upper),
+    );
+    assert_eq!(bounds(&lower), (0, 0, 0, 0, 0));
+    assert_eq!(upper.envelope().combiner, Combiner::Named);
+    let (int, chr, dbl) = (b(Basic::Int), b(Basic::Char), b(Basic::Double));
+    // Both markers: the bounds are theirs, the data's are the true ones.
+    let t = Datatype::structure(
+        &[1, 1, 1],
+        &[-4, 0, 12],
+        &[lower.clone(), int.clone(), upper.clone()],
+    )
+    .unwrap();
+    assert_eq!(bounds(&t), (4, -4, 16, 0, 4));
+    // An upper marker alone: no alignment padding.
+    let u = Datatype::structure(
+        &[1, 1, 1],
+        &[0, 8, 20],
+        &[dbl.clone(), chr.clone(), upper.clone()],
+    )
+    .unwrap();
+    assert_eq!(bounds(&u), (9, 0, 20, 0, 9));
+    // A lower marker alone: the upper bound is the data's, padded to the alignment.
+    let l = Datatype::structure(
+        &[1, 1, 1],
+        &[4, 8, 12],
+        &[lower.clone(), int.clone(), chr.clone()],
+    )
+    .unwrap();
+    assert_eq!(bounds(&l), (5, 4, 12, 8, 5));
+    // Sticky: a type holding `t` keeps t's markers over other data.
+    let two = Datatype::contiguous(2, &t).unwrap();
+    assert_eq!(bounds(&two), (8, -4, 32, 0, 20));
+    let outer = Datatype::structure(&[1, 1], &[0, 100], &[t.clone(), chr]).unwrap();
+    assert_eq!((outer.lb(), outer.ub()), (-4, 12));
+    assert_eq!(outer.true_lb() + outer.true_extent(), 101);
+    check_pack(&outer, &common::byte_map(&outer), 2);
 }
 
 #[test]

@@ -21,6 +21,12 @@ const FORTRAN_ONLY: &[(&str, i64)] = &[
     ("MPI_INTEGER_KIND", 4),
 ];
 
+/// The MPI-1 marker types MPI-3 removed, which old `mpif.h` codes still use: handles
+/// outside the ABI's table, with the values the library gives them (crates/abi's
+/// `types::MPI1_LB`/`MPI1_UB`); in `mpif.h` and the `mpi` module only, as `mpi_f08`
+/// never had them.
+const MPI1_MARKERS: &[(&str, i64)] = &[("MPI_LB", 0x3f0), ("MPI_UB", 0x3f1)];
+
 /// Sentinel variables: name, Fortran type and shape, common block. The library's
 /// support module (fortran/support.f90) declares the same blocks and maps their
 /// addresses to C values.
@@ -93,6 +99,12 @@ pub fn declarations(constants: &[Constant], style: Style) -> Result<String, Stri
             continue;
         }
         declare(&mut out, name, "integer", &value.to_string());
+    }
+    if style == Style::Integer {
+        out.push_str("! MPI-1 bound markers (removed in MPI-3, kept for old codes)\n");
+        for (name, value) in MPI1_MARKERS {
+            declare(&mut out, name, "integer", &value.to_string());
+        }
     }
     out.push_str("! Constants and predefined handles of mpi.h, with the MPI-5 ABI values\n");
     let mut seen = std::collections::HashSet::new();

@@ -9,6 +9,9 @@ use crossmpi_datatype::{Combiner, Datatype};
 /// Memory offset of every packed byte, in stream order.
 pub fn byte_map(t: &Datatype) -> Vec<i64> {
     let env = t.envelope();
+    if env.combiner == Combiner::Named && t.size() == 0 {
+        return vec![]; // the MPI-1 markers MPI_LB and MPI_UB
+    }
     // Named types and the Fortran 90 ones laid out as a named type.
     if let Some(b) = t.basic_kind().or(t.f90_kind().map(|(_, b)| b)) {
         return match b.pair_members() {
