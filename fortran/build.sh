@@ -36,10 +36,15 @@ done
 # The predefined attribute callbacks take the object handle as an opaque INTEGER, so the
 # datatype and window names are aliases of the communicator ones; the MPI-1 null ones
 # touch no value, so they are aliases too. MPI_CONVERSION_FN_NULL_C is recognised by
-# address like MPI_CONVERSION_FN_NULL.
+# address like MPI_CONVERSION_FN_NULL. The MPI-1 MPI_ERRHANDLER_CREATE/GET/SET take the
+# arguments of their MPI-2 communicator successors (fortran/mpi1_removed.f90 has the
+# other removed calls).
 aliases=(-Wl,--defsym=mpi_null_copy_fn_=mpi_comm_null_copy_fn_
   -Wl,--defsym=mpi_null_delete_fn_=mpi_comm_null_delete_fn_
-  -Wl,--defsym=mpi_conversion_fn_null_c_=mpi_conversion_fn_null_)
+  -Wl,--defsym=mpi_conversion_fn_null_c_=mpi_conversion_fn_null_
+  -Wl,--defsym=mpi_errhandler_create_=mpi_comm_create_errhandler_
+  -Wl,--defsym=mpi_errhandler_get_=mpi_comm_get_errhandler_
+  -Wl,--defsym=mpi_errhandler_set_=mpi_comm_set_errhandler_)
 for role in null_copy_fn dup_fn null_delete_fn; do
   for kind in type win; do aliases+=("-Wl,--defsym=mpi_${kind}_${role}_=mpi_comm_${role}_"); done
 done

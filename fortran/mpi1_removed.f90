@@ -4,14 +4,56 @@
 ! codes still call them, so a program that builds with Open MPI builds here too
 ! (docs/fortran.md). Each is its MPI-2 successor with default-INTEGER addresses and
 ! extents; the C library, whose mpi.h is the MPI-5.0 ABI, has none of them.
+! MPI_ERRHANDLER_CREATE/GET/SET take what MPI_COMM_CREATE/GET/SET_ERRHANDLER take, so
+! fortran/build.sh makes them aliases of those wrappers.
 
 module crossmpi_mpi1_removed
   use, intrinsic :: iso_c_binding
   implicit none
   private
-  public :: narrow
+  public :: type_extent, type_lb, type_ub
 
 contains
+
+  ! MPI_TYPE_EXTENT, MPI_TYPE_LB and MPI_TYPE_UB: one value of MPI_TYPE_GET_EXTENT.
+  subroutine type_extent(datatype, extent, ierror) bind(C, name="mpi_type_extent_")
+    integer(c_int) :: datatype, extent, ierror
+    call bound(datatype, 'MPI_TYPE_EXTENT', extent, ierror)
+  end subroutine
+
+  subroutine type_lb(datatype, displacement, ierror) bind(C, name="mpi_type_lb_")
+    integer(c_int) :: datatype, displacement, ierror
+    call bound(datatype, 'MPI_TYPE_LB', displacement, ierror)
+  end subroutine
+
+  subroutine type_ub(datatype, displacement, ierror) bind(C, name="mpi_type_ub_")
+    integer(c_int) :: datatype, displacement, ierror
+    call bound(datatype, 'MPI_TYPE_UB', displacement, ierror)
+  end subroutine
+
+  ! What MPI-1 call `name` (MPI_TYPE_EXTENT, MPI_TYPE_LB or MPI_TYPE_UB) returns for
+  ! `datatype`, as a default INTEGER.
+  subroutine bound(datatype, name, out, ierror)
+    integer, intent(in) :: datatype
+    character(len=*), intent(in) :: name
+    integer, intent(out) :: out, ierror
+    integer(c_intptr_t) :: lb, extent, value
+    call MPI_Type_get_extent(datatype, lb, extent, ierror)
+    if (ierror /= 0) return
+    select case (name)
+    case ('MPI_TYPE_LB')
+      value = lb
+    case ('MPI_TYPE_UB')
+      value = lb + extent
+    case default
+      value = extent
+    end select
+    if (name == 'MPI_TYPE_EXTENT') then
+      call narrow(value, out, name, 'extent', ierror)
+    else
+      call narrow(value, out, name, 'displacement', ierror)
+    end if
+  end subroutine
 
   ! `value` as a default INTEGER for argument `arg` of call `name`; when it does not fit,
   ! the error handler of MPI_COMM_SELF gets an MPI_ERR_ARG code whose string says so
@@ -81,70 +123,4 @@ subroutine crossmpi_f_type_struct(count, blocklengths, displacements, types, new
   integer(c_intptr_t) :: wide(max(count, 0))
   wide = displacements(1:max(count, 0))
   call MPI_Type_create_struct(count, blocklengths, wide, types, newtype, ierror)
-end subroutine
-
-! MPI_TYPE_EXTENT, MPI_TYPE_LB and MPI_TYPE_UB: one bound of MPI_TYPE_GET_EXTENT.
-subroutine crossmpi_f_type_extent(datatype, extent, ierror) bind(C, name="mpi_type_extent_")
-  use, intrinsic :: iso_c_binding
-  use crossmpi_mpi1_removed
-  implicit none
-  integer(c_int) :: datatype, extent, ierror
-  integer(c_intptr_t) :: lb, wide
-  call MPI_Type_get_extent(datatype, lb, wide, ierror)
-  if (ierror == 0) call narrow(wide, extent, 'MPI_TYPE_EXTENT', 'extent', ierror)
-end subroutine
-
-subroutine crossmpi_f_type_lb(datatype, displacement, ierror) bind(C, name="mpi_type_lb_")
-  use, intrinsic :: iso_c_binding
-  use crossmpi_mpi1_removed
-  implicit none
-  integer(c_int) :: datatype, displacement, ierror
-  integer(c_intptr_t) :: lb, extent
-  call MPI_Type_get_extent(datatype, lb, extent, ierror)
-  if (ierror == 0) call narrow(lb, displacement, 'MPI_TYPE_LB', 'displacement', ierror)
-end subroutine
-
-subroutine crossmpi_f_type_ub(datatype, displacement, ierror) bind(C, name="mpi_type_ub_")
-  use, intrinsic :: iso_c_binding
-  use crossmpi_mpi1_removed
-  implicit none
-  integer(c_int) :: datatype, displacement, ierror
-  integer(c_intptr_t) :: lb, extent
-  call MPI_Type_get_extent(datatype, lb, extent, ierror)
-  if (ierror == 0) call narrow(lb + extent, displacement, 'MPI_TYPE_UB', 'displacement', ierror)
-end subroutine
-
-! MPI_ERRHANDLER_CREATE/GET/SET: the communicator calls of MPI-2.
-subroutine crossmpi_f_errhandler_create(handler_fn, errhandler, ierror) &
-    bind(C, name="mpi_errhandler_create_")
-  use, intrinsic :: iso_c_binding
-  implicit none
-  ! The procedure arrives as its address, which the wrapper takes the same way.
-  type(c_funptr), value :: handler_fn
-  integer(c_int) :: errhandler, ierror
-  interface
-    subroutine comm_create_errhandler(handler_fn, errhandler, ierror) &
-        bind(C, name="mpi_comm_create_errhandler_")
-      import
-      type(c_funptr), value :: handler_fn
-      integer(c_int) :: errhandler, ierror
-    end subroutine
-  end interface
-  call comm_create_errhandler(handler_fn, errhandler, ierror)
-end subroutine
-
-subroutine crossmpi_f_errhandler_get(comm, errhandler, ierror) &
-    bind(C, name="mpi_errhandler_get_")
-  use, intrinsic :: iso_c_binding
-  implicit none
-  integer(c_int) :: comm, errhandler, ierror
-  call MPI_Comm_get_errhandler(comm, errhandler, ierror)
-end subroutine
-
-subroutine crossmpi_f_errhandler_set(comm, errhandler, ierror) &
-    bind(C, name="mpi_errhandler_set_")
-  use, intrinsic :: iso_c_binding
-  implicit none
-  integer(c_int) :: comm, errhandler, ierror
-  call MPI_Comm_set_errhandler(comm, errhandler, ierror)
 end subroutine

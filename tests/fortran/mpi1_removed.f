@@ -16,6 +16,19 @@
       lastcode = code
       end
 
+! A committed MPI_TYPE_STRUCT of three blocks, and its MPI_TYPE_EXTENT.
+      subroutine struct3(blens, disps, types, newtype, ext)
+      use checks
+      implicit none
+      include 'mpif.h'
+      integer blens(3), disps(3), types(3), newtype, ext, ierr
+      call mpi_type_struct(3, blens, disps, types, newtype, ierr)
+      call check_success(ierr, 'MPI_TYPE_STRUCT')
+      call mpi_type_commit(newtype, ierr)
+      call mpi_type_extent(newtype, ext, ierr)
+      call check_success(ierr, 'MPI_TYPE_EXTENT')
+      end
+
       program mpi1rm
       use checks
       implicit none
@@ -48,21 +61,12 @@
       call check_success(ierr, 'MPI_ADDRESS')
       call mpi_address(dval, a2, ierr)
       call mpi_address(cval, a3, ierr)
-      disps(1) = 0
-      disps(2) = a2 - a1
-      disps(3) = a3 - a1
+      disps = (/ 0, a2 - a1, a3 - a1 /)
       call check(disps(2) .eq. 8 .and. disps(3) .eq. 16,
      &           'MPI_ADDRESS differences in a common block')
-      blens(1) = 1
-      blens(2) = 1
-      blens(3) = 4
-      types(1) = MPI_INTEGER
-      types(2) = MPI_DOUBLE_PRECISION
-      types(3) = MPI_CHARACTER
-      call mpi_type_struct(3, blens, disps, types, stype, ierr)
-      call check_success(ierr, 'MPI_TYPE_STRUCT')
-      call mpi_type_commit(stype, ierr)
-      call mpi_type_extent(stype, ext, ierr)
+      blens = (/ 1, 1, 4 /)
+      types = (/ MPI_INTEGER, MPI_DOUBLE_PRECISION, MPI_CHARACTER /)
+      call struct3(blens, disps, types, stype, ext)
       call check(ext .eq. 24, 'MPI_TYPE_EXTENT of the struct')
       ival = 100 + rank
       dval = 0.5d0 + rank
@@ -109,19 +113,10 @@
      &           + 1, 'hindexed blocks in their order')
 
 ! MPI_LB/MPI_UB markers: one double of every 3, at offset 8 of each 24-byte element.
-      blens(1) = 1
-      blens(2) = 1
-      blens(3) = 1
-      disps(1) = 0
-      disps(2) = 8
-      disps(3) = 24
-      types(1) = MPI_LB
-      types(2) = MPI_DOUBLE_PRECISION
-      types(3) = MPI_UB
-      call mpi_type_struct(3, blens, disps, types, mtype, ierr)
-      call check_success(ierr, 'MPI_TYPE_STRUCT with MPI_LB/MPI_UB')
-      call mpi_type_commit(mtype, ierr)
-      call mpi_type_extent(mtype, ext, ierr)
+      blens = (/ 1, 1, 1 /)
+      disps = (/ 0, 8, 24 /)
+      types = (/ MPI_LB, MPI_DOUBLE_PRECISION, MPI_UB /)
+      call struct3(blens, disps, types, mtype, ext)
       call mpi_type_lb(mtype, lb, ierr)
       call check(ext .eq. 24 .and. lb .eq. 0, 'extent set by markers')
       do i = 1, 6

@@ -129,28 +129,17 @@ impl Fragment {
         i64::try_from(size).ok()?;
         let explicit_lb = parts.iter().any(|p| p.explicit_lb);
         let explicit_ub = parts.iter().any(|p| p.explicit_ub);
+        // A bound comes from the parts with its marker if any has one, else from all.
+        let sets = |marked: bool, own: bool, p: &Fragment| if marked { own } else { p.bounded };
         let lb = parts
             .iter()
-            .filter(|p| {
-                if explicit_lb {
-                    p.explicit_lb
-                } else {
-                    p.bounded
-                }
-            })
-            .map(|p| p.lb)
-            .min();
+            .filter(|p| sets(explicit_lb, p.explicit_lb, p))
+            .map(|p| p.lb);
         let ub = parts
             .iter()
-            .filter(|p| {
-                if explicit_ub {
-                    p.explicit_ub
-                } else {
-                    p.bounded
-                }
-            })
-            .map(|p| p.ub)
-            .max();
+            .filter(|p| sets(explicit_ub, p.explicit_ub, p))
+            .map(|p| p.ub);
+        let (lb, ub) = (lb.min(), ub.max());
         let has_data = |p: &&Fragment| p.size > 0;
         let true_lb = parts.iter().filter(has_data).map(|p| p.true_lb).min();
         let true_ub = parts.iter().filter(has_data).map(|p| p.true_ub).max();

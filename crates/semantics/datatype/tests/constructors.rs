@@ -205,29 +205,18 @@ fn mpi1_markers_set_sticky_bounds_each_on_its_own() {
     assert_eq!(bounds(&lower), (0, 0, 0, 0, 0));
     assert_eq!(upper.envelope().combiner, Combiner::Named);
     let (int, chr, dbl) = (b(Basic::Int), b(Basic::Char), b(Basic::Double));
+    // One element each of three types at the given displacements.
+    let three = |displs: [i64; 3], types: [&Datatype; 3]| {
+        Datatype::structure(&[1, 1, 1], &displs, &types.map(Datatype::clone)).unwrap()
+    };
     // Both markers: the bounds are theirs, the data's are the true ones.
-    let t = Datatype::structure(
-        &[1, 1, 1],
-        &[-4, 0, 12],
-        &[lower.clone(), int.clone(), upper.clone()],
-    )
-    .unwrap();
+    let t = three([-4, 0, 12], [&lower, &int, &upper]);
     assert_eq!(bounds(&t), (4, -4, 16, 0, 4));
     // An upper marker alone: no alignment padding.
-    let u = Datatype::structure(
-        &[1, 1, 1],
-        &[0, 8, 20],
-        &[dbl.clone(), chr.clone(), upper.clone()],
-    )
-    .unwrap();
+    let u = three([0, 8, 20], [&dbl, &chr, &upper]);
     assert_eq!(bounds(&u), (9, 0, 20, 0, 9));
     // A lower marker alone: the upper bound is the data's, padded to the alignment.
-    let l = Datatype::structure(
-        &[1, 1, 1],
-        &[4, 8, 12],
-        &[lower.clone(), int.clone(), chr.clone()],
-    )
-    .unwrap();
+    let l = three([4, 8, 12], [&lower, &int, &chr]);
     assert_eq!(bounds(&l), (5, 4, 12, 8, 5));
     // Sticky: a type holding `t` keeps t's markers over other data.
     let two = Datatype::contiguous(2, &t).unwrap();
