@@ -1,7 +1,8 @@
 // ranks: 1
 /* MPI_Info: create/set/get/get_valuelen/get_nkeys/get_nthkey (insertion order),
  * overwrite, delete (and deleting a missing key: MPI_ERR_INFO_NOKEY), dup (a deep
- * copy), free; MPI_INFO_ENV exists; Alloc_mem/Free_mem; handle conversions. */
+ * copy), free; MPI_INFO_ENV exists; Alloc_mem/Free_mem (small, large, empty); handle
+ * conversions. */
 #include "common.h"
 
 #if MPI_VERSION >= 5
@@ -68,6 +69,17 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 1000; i++) mem[i] = i;
   CHECK(mem[999] == 999.0, "memory usable");
   MPI_OK(MPI_Free_mem(mem));
+  /* a large block (crossmpi aligns it to huge pages for fast cross-memory reads), not a
+   * multiple of them, and an empty one */
+  size_t big = (5u << 20) + 3;
+  unsigned char *large, *none;
+  MPI_OK(MPI_Alloc_mem((MPI_Aint)big, MPI_INFO_NULL, &large));
+  CHECK_CROSSMPI((uintptr_t)large % (2u << 20) == 0, "large Alloc_mem block at %p", (void *)large);
+  for (size_t i = 0; i < big; i++) large[i] = (unsigned char)i;
+  CHECK(large[big - 1] == (unsigned char)(big - 1) && large[1 << 21] == 0, "large block usable");
+  MPI_OK(MPI_Free_mem(large));
+  MPI_OK(MPI_Alloc_mem(0, MPI_INFO_NULL, &none));
+  MPI_OK(MPI_Free_mem(none));
 
   MPI_Fint fc = MPI_Comm_c2f(MPI_COMM_WORLD);
   CHECK(MPI_Comm_f2c(fc) == MPI_COMM_WORLD, "comm c2f/f2c round trip");

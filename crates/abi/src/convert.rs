@@ -54,9 +54,7 @@ export! {
             if size < 0 {
                 return Err(MpiError::arg(ErrorClass::Arg, f, "size", size, "sizes are non-negative"));
             }
-            // SAFETY: malloc of a checked non-negative size (at least 1 byte so the
-            // result is a unique pointer Free_mem can release).
-            let p = unsafe { libc::malloc((size as usize).max(1)) };
+            let p = alloc_mem(size as usize);
             if p.is_null() {
                 return Err(MpiError::arg(ErrorClass::NoMem, f, "size", size, "out of memory"));
             }
@@ -65,8 +63,36 @@ export! {
     }
 
     fn MPI_Free_mem / PMPI_Free_mem(base: *mut c_void) -> c_int {
-        // SAFETY: the standard requires `base` to come from MPI_Alloc_mem, i.e. malloc.
+        // SAFETY: the standard requires `base` to come from MPI_Alloc_mem, i.e. malloc or
+        // posix_memalign, which free releases.
         unsafe { libc::free(base) };
         crate::consts::MPI_SUCCESS
     }
+}
+
+/// Huge pages: memory at least this large from `MPI_Alloc_mem` is aligned to them and
+/// asked to be backed by them (`madvise(MADV_HUGEPAGE)`, which matters where transparent
+/// huge pages are on request only, as on Debian). Another rank then pulls a message out
+/// of it with cross-memory attach at 52 GB/s instead of 15 here (1 MiB, most of the
+/// difference being the kernel walking and pinning 4 KiB pages one by one).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// `size` bytes (at least 1, so the pointer is unique) for `MPI_Alloc_mem`; null when
+/// out of memory.
+fn alloc_mem(size: usize) -> *mut c_void {
+    if size < HUGE_PAGE {
+        // SAFETY: malloc of a non-zero size.
+        return unsafe { libc::malloc(size.max(1)) };
+    }
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `p` is a live out-pointer; the alignment is a power of two and a multiple
+    // of the pointer size, as posix_memalign requires.
+    if unsafe { libc::posix_memalign(&mut p, HUGE_PAGE, size) } != 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: advice on whole huge pages inside the block just allocated (its start is
+    // aligned); it changes how the pages are backed, never their contents. A kernel
+    // without transparent huge pages refuses it, which leaves ordinary pages.
+    unsafe { libc::madvise(p, size / HUGE_PAGE * HUGE_PAGE, libc::MADV_HUGEPAGE) };
+    p
 }
