@@ -3,31 +3,11 @@
 ! and `mpi_f08` modules, which re-export this generic (mpif.h cannot declare a generic).
 ! Not generated from mpi.h: it is Fortran-only. The kinds are those gfortran has on
 ! x86-64; `ierror` is optional, as mpi_f08 allows and `use mpi` callers always pass it.
-module crossmpi_sizeof
+module crossmpi_sizeof_kinds
   implicit none
   private
-  public :: MPI_SIZEOF, PMPI_SIZEOF
+  public :: MPI_SIZEOF
   interface MPI_SIZEOF
-    module procedure &
-      crossmpi_sizeof_i1, &
-      crossmpi_sizeof_i2, &
-      crossmpi_sizeof_i4, &
-      crossmpi_sizeof_i8, &
-      crossmpi_sizeof_i16, &
-      crossmpi_sizeof_r4, &
-      crossmpi_sizeof_r8, &
-      crossmpi_sizeof_r10, &
-      crossmpi_sizeof_r16, &
-      crossmpi_sizeof_c4, &
-      crossmpi_sizeof_c8, &
-      crossmpi_sizeof_c10, &
-      crossmpi_sizeof_c16, &
-      crossmpi_sizeof_l1, &
-      crossmpi_sizeof_l2, &
-      crossmpi_sizeof_l4, &
-      crossmpi_sizeof_l8, crossmpi_sizeof_ch
-  end interface
-  interface PMPI_SIZEOF
     module procedure &
       crossmpi_sizeof_i1, &
       crossmpi_sizeof_i2, &
@@ -175,4 +155,13 @@ contains
     size = int(storage_size(x) / 8)
     if (present(ierror)) ierror = 0
   end subroutine
+end module crossmpi_sizeof_kinds
+
+! The generic under both names the standard gives it: PMPI_SIZEOF is MPI_SIZEOF renamed,
+! so the specific procedures are listed once.
+module crossmpi_sizeof
+  use crossmpi_sizeof_kinds, only: MPI_SIZEOF, PMPI_SIZEOF => MPI_SIZEOF
+  implicit none
+  private
+  public :: MPI_SIZEOF, PMPI_SIZEOF
 end module crossmpi_sizeof

@@ -1,7 +1,7 @@
 ! ranks: 1
-! MPI_SIZEOF from `use mpi` (with ierror) and `use mpi_f08` (without): the bytes of one
-! element of scalars and arrays of intrinsic numeric types and kinds (what the standard
-! covers, and Open MPI too).
+! MPI_SIZEOF from `use mpi` (with ierror, and as PMPI_SIZEOF) and `use mpi_f08`
+! (without): the bytes of one element of scalars and arrays of intrinsic numeric types
+! and kinds (what the standard covers, and Open MPI too).
 module sizeof_f08
   implicit none
 contains
@@ -39,6 +39,8 @@ program sizeof
   call check(s == 4, 'real(4) rank-3 array')
   call MPI_Sizeof(z, s, ierr)
   call check(s == 16, 'complex(8)')
+  call PMPI_Sizeof(z, s, ierr)
+  call check(ierr == MPI_SUCCESS .and. s == 16, 'PMPI_SIZEOF, the same generic')
   call sizes_f08(d, i8)
   call check(d == 8 .and. i8 == 8, 'from mpi_f08')
   call passed('sizeof')
