@@ -667,7 +667,7 @@ export! {
         let f = "MPI_Type_free";
         call(Scope::Process, || {
             let h = slice(f, "datatype", datatype, 1)?[0];
-            if with_user_type(f, h, |u| u.predefined)? {
+            if with_user_type(f, h, |u| u.dtype.f90_kind().is_some())? {
                 return Err(MpiError::arg(
                     ErrorClass::Type,
                     f,

@@ -14,8 +14,6 @@ pub struct UserType {
     pub dtype: Datatype,
     pub committed: bool,
     pub name: String,
-    /// Made by `MPI_Type_create_f90_*`: predefined by the standard, so never freed.
-    pub predefined: bool,
 }
 
 static USER_TYPES: Mutex<Slab<UserType>> = Mutex::new(Slab::new_const());
@@ -154,14 +152,14 @@ pub fn create(dtype: Datatype) -> usize {
         dtype,
         committed: false,
         name: String::new(),
-        predefined: false,
     });
     handle::encode(Kind::Datatype, id.index)
 }
 
 /// The handle of the Fortran 90 type `kind` (laid out as `b`), made on its first
 /// request: one handle per distinct request, as the standard asks, so a program may ask
-/// again and again without filling the table.
+/// again and again without filling the table. Such a type is predefined, so it is never
+/// freed (`MPI_Type_free` tells it by `Datatype::f90_kind`).
 pub fn f90(kind: F90, b: Basic) -> usize {
     static MADE: Mutex<Option<HashMap<F90, usize>>> = Mutex::new(None);
     let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
@@ -173,7 +171,6 @@ pub fn f90(kind: F90, b: Basic) -> usize {
                 dtype: Datatype::f90(kind, b),
                 committed: true,
                 name: String::new(),
-                predefined: true,
             });
             handle::encode(Kind::Datatype, id.index)
         })
@@ -248,7 +245,6 @@ pub fn handle_for(dtype: &Datatype) -> TypeHandle {
         dtype: dtype.clone(),
         committed: true,
         name: String::new(),
-        predefined: false,
     });
     TypeHandle {
         value: handle::encode(Kind::Datatype, id.index),

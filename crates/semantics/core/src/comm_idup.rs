@@ -53,10 +53,8 @@ pub fn progress(rt: &mut Runtime) -> bool {
     let mut agreeing = std::mem::take(&mut rt.idups.agreeing);
     let mut ended = false;
     agreeing.retain_mut(|(req, idup)| {
-        let outcome = match idup.advance(rt, "MPI_Comm_idup") {
-            Ok(None) => return true,
-            Ok(Some(new)) => Ok(new),
-            Err(e) => Err(e),
+        let Some(outcome) = idup.advance(rt, "MPI_Comm_idup").transpose() else {
+            return true;
         };
         rt.idups.over.push((*req, outcome));
         ended = true;
