@@ -13,6 +13,9 @@ import statistics
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import paired  # noqa: E402  (bench/lib, beside this script's folder)
+
 MPIS = ["crossmpi", "openmpi", "mpich"]
 COLLS = ["barrier", "bcast", "allreduce", "alltoall", "allgather"]
 COLORS = {"crossmpi": "C3", "openmpi": "C0", "mpich": "C2"}
@@ -28,7 +31,9 @@ def human(nbytes):
 
 
 def load(path):
-    values = defaultdict(list)
+    """The medians and the values by repeat of each (mpi, mode, ranks, coll, bytes), and
+    the keys with a failed run."""
+    values = defaultdict(dict)
     failed = set()
     with open(path) as f:
         for row in csv.DictReader(f):
@@ -36,34 +41,40 @@ def load(path):
             if row["value"] == "fail":
                 failed.add(key)
             else:
-                values[key].append(float(row["value"]))
-    medians = {k: statistics.median(v) for k, v in values.items()}
-    return medians, failed
+                values[key][row["repeat"]] = float(row["value"])
+    medians = {k: statistics.median(v.values()) for k, v in values.items()}
+    return medians, values, failed
 
 
-def targets(med, mode, ranks, coll, size):
-    """(target text, met) for one cell, or None when the issue sets none."""
+def targets(med, values, mode, ranks, coll, size):
+    """(target text, met by the medians, paired verdict) for one cell, or None when the
+    issue sets none. The paired verdict compares the repeats one by one against the same
+    bound (bench/lib/paired.py)."""
     x = med.get(("crossmpi", mode, ranks, coll, size))
     o = med.get(("openmpi", mode, ranks, coll, size))
     if x is None or o is None:
         return None
+    mine, theirs = values[("crossmpi", mode, ranks, coll, size)], values[("openmpi", mode, ranks, coll, size)]
     if ranks == 2 and size in (0, 8, 1 << 20):
-        return (f"<= Open MPI ({o:.2f})", x <= o)
-    if ranks in (4, 8):
-        return (f"<= 1.25x Open MPI ({1.25 * o:.2f})", x <= 1.25 * o)
-    return None
+        bound, text = 1.0, f"<= Open MPI ({o:.2f})"
+    elif ranks in (4, 8):
+        bound, text = 1.25, f"<= 1.25x Open MPI ({1.25 * o:.2f})"
+    else:
+        return None
+    verdict, detail = paired.compare(mine, theirs, bound)
+    return (text, x <= bound * o, f"{verdict}: {detail}")
 
 
 def main():
     raw, out = sys.argv[1], sys.argv[2]
-    med, failed = load(raw)
+    med, values, failed = load(raw)
     keys = sorted({(k[1], k[2], k[3], k[4]) for k in list(med) + list(failed)},
                   key=lambda k: (k[0], k[1], COLLS.index(k[2]), k[3]))
     rows = []
     header = f"{'mode':4} {'n':>2} {'collective':10} {'bytes':>6} " + " ".join(f"{m:>10}" for m in MPIS) \
         + f" {'x/ompi':>7} {'x/mpich':>7}  target"
     print(header)
-    met = missed = 0
+    met = missed = slower = 0
     for mode, ranks, coll, size in keys:
         cells = []
         for m in MPIS:
@@ -74,16 +85,18 @@ def main():
         for peer in ("openmpi", "mpich"):
             p = med.get((peer, mode, ranks, coll, size))
             ratios.append(f"{x / p:7.2f}" if x is not None and p else "      -")
-        t = targets(med, mode, ranks, coll, size)
+        t = targets(med, values, mode, ranks, coll, size)
         note = ""
         if t:
-            note = f"{t[0]}: {'met' if t[1] else 'NOT met'}"
+            note = f"{t[0]}: {'met' if t[1] else 'NOT met'} (paired {t[2]})"
             met, missed = met + t[1], missed + (not t[1])
+            slower += t[2].startswith("slower")
         if ranks == 2 and coll in ISSUE_OMPI and size in (8, 1 << 20):
             note += f" [issue: Open MPI {ISSUE_OMPI[coll][0 if size == 8 else 1]} us]"
         print(f"{mode:4} {ranks:>2} {coll:10} {human(size):>6} " + " ".join(cells) + " " + " ".join(ratios) + "  " + note)
         rows.append([mode, ranks, coll, size] + [med.get((m, mode, ranks, coll, size), "") for m in MPIS] + [note])
-    print(f"targets: {met} met, {missed} not met")
+    print(f"targets: {met} met, {missed} not met by the medians; {slower} significantly missed by the paired"
+          f" repeats (sign test, p < {paired.LEVEL}: bench/lib/paired.py), the others are ties or better")
     with open(os.path.join(out, "coll-summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["mode", "ranks", "coll", "bytes"] + [f"{m}_us" for m in MPIS] + ["target"])

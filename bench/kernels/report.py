@@ -13,6 +13,9 @@ import statistics
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import paired  # noqa: E402  (bench/lib, beside this script's folder)
+
 try:  # the plot is optional: Debian's python3-matplotlib
     import matplotlib
 
@@ -29,15 +32,16 @@ TARGET_RANKS = [2, 4]  # "no slower than Open MPI at 2 and 4 ranks"
 
 
 def load(path):
-    """(mode, kernel, ranks) -> mpi -> (successful times, failed count)"""
-    cells = defaultdict(lambda: defaultdict(lambda: ([], [0])))
+    """(mode, kernel, ranks) -> mpi -> (successful times, failed count, {repeat: time})"""
+    cells = defaultdict(lambda: defaultdict(lambda: ([], [0], {})))
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            times, failed = cells[(row["mode"], row["kernel"], int(row["ranks"]))][row["mpi"]]
+            times, failed, by_repeat = cells[(row["mode"], row["kernel"], int(row["ranks"]))][row["mpi"]]
             if row["seconds"] == "fail":
                 failed[0] += 1
             else:
                 times.append(float(row["seconds"]))
+                by_repeat[row["repeat"]] = float(row["seconds"])
     return cells
 
 
@@ -53,7 +57,7 @@ def summarise(cells):
         mode, kernel, ranks = key
         row = {"mode": mode, "kernel": kernel, "ranks": ranks}
         for mpi in MPIS:
-            times, failed = cells[key][mpi] if mpi in cells[key] else ([], [0])
+            times, failed, _ = cells[key][mpi] if mpi in cells[key] else ([], [0], {})
             row[mpi] = statistics.median(times) if times else None
             row[mpi + "_best"] = min(times) if times else None
             row[mpi + "_fails"] = failed[0]
@@ -70,6 +74,11 @@ def summarise(cells):
         # shows what is left of the difference without it.
         x, p = row["crossmpi_best"], row["openmpi_best"]
         row["best x/openmpi"] = x / p if x is not None and p else None
+        if row["crossmpi"] is not None and row["openmpi"] is not None:
+            row["paired"], row["paired_text"] = paired.compare(cells[key]["crossmpi"][2],
+                                                               cells[key]["openmpi"][2])
+        else:
+            row["paired"], row["paired_text"] = None, "-"
         rows.append(row)
     return rows
 
@@ -86,21 +95,24 @@ def aligned(lines, left_columns):
 
 def print_table(rows):
     ratios = ["x/" + p for p in PEERS] + ["best x/openmpi"]
-    lines = [["mode", "kernel", "ranks"] + MPIS + ratios]
+    lines = [["mode", "kernel", "ranks"] + MPIS + ratios + ["paired with Open MPI"]]
     for r in rows:
         lines.append([r["mode"], r["kernel"], str(r["ranks"])] + [r[m + "_text"] for m in MPIS] +
-                     ["-" if r[c] is None else f"{r[c]:.2f}" for c in ratios])
+                     ["-" if r[c] is None else f"{r[c]:.2f}" for c in ratios] +
+                     [f"{r['paired'] or '-'} ({r['paired_text']})"])
     print("\n".join(aligned(lines, 2)))
     print("seconds of the timed section (slowest rank), median over the repeats;\n"
           "x/peer = crossmpi / peer: below 1 means crossmpi is faster;\n"
-          "best x/openmpi = the same for the fastest runs (other work on the machine left out).")
+          "best x/openmpi = the same for the fastest runs (other work on the machine left out);\n"
+          "paired = sign test over the repeats, each run beside Open MPI's (bench/lib/paired.py):\n"
+          f"slower / faster when crossmpi lost / won significantly many (p < {paired.LEVEL}), else tie.")
 
 
 def print_targets(rows):
     print("\ntarget: kernels no slower than Open MPI at 2 and 4 ranks (crossmpi median <= Open MPI median):")
     for mode in sorted({r["mode"] for r in rows}, key=lambda m: (m != "shm", m)):
         for ranks in TARGET_RANKS:
-            verdicts, all_met, any_data = [], True, False
+            verdicts, all_met, any_data, slower = [], True, False, False
             for r in rows:
                 if r["mode"] != mode or r["ranks"] != ranks:
                     continue
@@ -111,9 +123,12 @@ def print_targets(rows):
                 any_data = True
                 met = r["crossmpi"] <= r["openmpi"]
                 all_met = all_met and met
-                verdicts.append(f"{r['kernel']} {r['x/openmpi']:.2f}x {'met' if met else 'NOT met'}")
+                slower = slower or r["paired"] == "slower"
+                verdicts.append(f"{r['kernel']} {r['x/openmpi']:.2f}x {'met' if met else 'NOT met'}"
+                                f" (paired: {r['paired']})")
             overall = "met" if all_met and any_data else ("no data" if not any_data else "NOT met")
-            print(f"  {mode} {ranks} ranks: {overall} ({'; '.join(verdicts) or 'not run'})")
+            sign = "none significantly slower" if not slower else "some significantly slower"
+            print(f"  {mode} {ranks} ranks: {overall}, {sign} ({'; '.join(verdicts) or 'not run'})")
 
 
 def write_csv(rows, path):
