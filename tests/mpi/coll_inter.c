@@ -3,7 +3,8 @@
  * group (world ranks 0..n/2-1) and a high group; data always flows to the other group.
  * Rooted calls are done once with the root in each group, with MPI_ROOT at the root,
  * MPI_PROC_NULL at its group's other members and the root's rank in the other group;
- * buffers a process does not use are passed as NULL. */
+ * buffers a process does not use are passed as NULL. Reduce-scatter delivers the other
+ * group's reduction, scattered by each group's own counts. */
 #include "common.h"
 
 static int val(int group, int rank, int i) { return group * 100000 + rank * 100 + i; }
@@ -92,6 +93,45 @@ int main(int argc, char **argv) {
   for (int i = 0; i < K; i++) CHECK(ar[i] == val(other, rsize - 1, i), "inter iallreduce max [%d]", i);
   MPI_OK(MPI_Ibarrier(inter, &rq));
   MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+
+  /* reduce_scatter(_block): each side gets the other side's sum of vectors of
+   * lsize * rsize elements (the same count on both sides), scattered by its own counts:
+   * blocks of rsize each, or 2 rsize to rank 0, none to the last rank, rsize to the
+   * others (blocking and nonblocking) */
+  int count = lsize * rsize;
+  int *vec = t_alloc(sizeof(int) * count), *got = t_alloc(sizeof(int) * count);
+  int *counts = t_alloc(sizeof(int) * lsize);
+  for (int j = 0; j < count; j++) vec[j] = val(g, me, j);
+  for (int variant = 0; variant < 4; variant++) {
+    int uneven = variant >= 2, first = 0;
+    for (int r = 0; r < lsize; r++) {
+      counts[r] = rsize;
+      if (uneven && lsize > 1) counts[r] = r == 0 ? 2 * rsize : r == lsize - 1 ? 0 : rsize;
+      if (r < me) first += counts[r];
+    }
+    for (int j = 0; j < count; j++) got[j] = -1;
+    if (variant == 0) {
+      MPI_OK(MPI_Reduce_scatter_block(vec, got, rsize, MPI_INT, MPI_SUM, inter));
+    } else if (variant == 1) {
+      MPI_OK(MPI_Ireduce_scatter_block(vec, got, rsize, MPI_INT, MPI_SUM, inter, &rq));
+      MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    } else if (variant == 2) {
+      MPI_OK(MPI_Reduce_scatter(vec, got, counts, MPI_INT, MPI_SUM, inter));
+    } else {
+      MPI_OK(MPI_Ireduce_scatter(vec, got, counts, MPI_INT, MPI_SUM, inter, &rq));
+      MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
+    for (int i = 0; i < counts[me]; i++) {
+      int want = 0;
+      for (int r = 0; r < rsize; r++) want += val(other, r, first + i);
+      CHECK(got[i] == want, "inter reduce_scatter variant %d [%d] = %d want %d", variant, i, got[i], want);
+    }
+    CHECK(counts[me] == count || got[counts[me]] == -1, "inter reduce_scatter variant %d wrote past its block",
+          variant);
+  }
+  free(vec);
+  free(got);
+  free(counts);
   free(ag);
   free(s);
   free(rv);

@@ -811,10 +811,9 @@ fn reduce_scatter_any(
         count(f, "recvcounts", c)?;
     }
     let total: i64 = counts.iter().sum();
-    let input = if in_place(sendbuf) {
-        buffer(f, recvbuf, total, dtype)?
-    } else {
-        buffer(f, sendbuf, total, dtype)?
+    let input = match send_or_in_place(f, &t, sendbuf, || buffer(f, sendbuf, total, dtype))? {
+        Some(send) => send,
+        None => buffer(f, recvbuf, total, dtype)?,
     };
     let mine = buffer(f, recvbuf, counts[t.rank], dtype)?;
     let counts = counts.iter().map(|&c| c as u64).collect();

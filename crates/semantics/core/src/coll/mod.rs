@@ -711,7 +711,8 @@ pub fn allreduce(
 
 /// `MPI_Reduce_scatter(_block)` and their nonblocking forms: `input` is the whole
 /// vector (the send buffer, or the receive buffer for `MPI_IN_PLACE`), `counts[i]`
-/// the elements member i gets, `mine` this member's result.
+/// the elements member i gets, `mine` this member's result. On an intercommunicator
+/// each group gets the other group's reduction, scattered by its own counts.
 pub fn reduce_scatter(
     function: &'static str,
     comm: CommId,
@@ -722,12 +723,15 @@ pub fn reduce_scatter(
     op: ReduceOp,
 ) -> MpiResult<Option<ReqId>> {
     sched::start(function, comm, mode, |s| {
-        not_inter(s)?;
         let commutative = set_op(s, &op, &input)?;
         let elem = input.dtype.size() as usize;
         let lens: Vec<usize> = counts.iter().map(|&c| c as usize * elem).collect();
         let inp = snapshot(s, &input);
         let out = s.output(&mine);
+        if s.is_inter() {
+            inter::leaders::reduce_scatter(s, inp, &lens, out, commutative);
+            return Ok(());
+        }
         let t = whole(s);
         if magpie(s) && (commutative || ordered_levels(s)) {
             let lv = levels(s);

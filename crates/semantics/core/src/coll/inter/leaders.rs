@@ -2,6 +2,7 @@
 
 use crate::coll::bcast::binomial as bcast;
 use crate::coll::reduce::binomial as reduce;
+use crate::coll::scatter::linear as scatter;
 use crate::coll::sched::{Peer, Sched, Span};
 use crate::coll::team::Team;
 
@@ -90,4 +91,30 @@ pub fn allreduce(s: &mut Sched, input: Span, output: Span, commutative: bool) {
         s.wait();
     }
     bcast::build(s, t, 0, output);
+}
+
+/// Reduce-scatter: each group's vectors are reduced at its leader, the leaders swap
+/// their results, and each leader scatters the other group's in blocks of `lens[i]`
+/// bytes over its own group (`mine`: this member's block).
+pub fn reduce_scatter(s: &mut Sched, input: Span, lens: &[usize], mine: Span, commutative: bool) {
+    let t = Team::all(s.size(), s.rank);
+    let ours = (t.me == 0).then(|| s.temp(input.len));
+    reduce::build(s, t, 0, input, ours, commutative);
+    let Some(ours) = ours else {
+        scatter::build(s, t, 0, &[], Some(mine));
+        return;
+    };
+    let theirs = s.temp(input.len);
+    s.send(Peer::Remote(0), ours);
+    s.recv(Peer::Remote(0), theirs);
+    s.wait();
+    let mut at = 0;
+    let blocks: Vec<Span> = lens
+        .iter()
+        .map(|&l| {
+            at += l;
+            theirs.sub(at - l, l)
+        })
+        .collect();
+    scatter::build(s, t, 0, &blocks, Some(mine));
 }
