@@ -2,9 +2,104 @@
 /* Intercommunicators: world split into a low half and a high half, joined by
  * Intercomm_create (leaders: local rank 0 of each half, world ranks 0 and n/2);
  * remote size/group, test_inter, point-to-point both ways (source = remote rank),
- * dup of the intercommunicator, Intercomm_merge in both orders, and Comm_idup of an
- * intercommunicator that returns before the other members call it. */
+ * dup of the intercommunicator, Intercomm_merge in both orders, Comm_idup of an
+ * intercommunicator that returns before the other members call it, and Comm_split and
+ * Comm_create of an intercommunicator (MPI-2.2), which make intercommunicators. */
 #include "common.h"
+
+/* The world rank of rank r of the low (low = 1) or high half. */
+static int world_of(int low, int half, int r) { return low ? r : half + r; }
+
+/* Checks that `c` is the intercommunicator whose local group is the world ranks
+ * want_local[0..nl) in order and whose remote group is want_remote[0..nr), by sizes,
+ * rank, an allreduce of world ranks and a message from each remote member. */
+static void check_inter(MPI_Comm c, const char *what, const int *want_local, int nl,
+                        const int *want_remote, int nr) {
+  int flag, size, rsize, rank;
+  MPI_OK(MPI_Comm_test_inter(c, &flag));
+  MPI_OK(MPI_Comm_size(c, &size));
+  MPI_OK(MPI_Comm_remote_size(c, &rsize));
+  MPI_OK(MPI_Comm_rank(c, &rank));
+  CHECK(flag && size == nl && rsize == nr, "%s: inter %d, sizes %d/%d, expected %d/%d", what, flag, size,
+        rsize, nl, nr);
+  CHECK(want_local[rank] == t_rank, "%s: rank %d is world %d, expected world %d", what, rank, t_rank,
+        want_local[rank]);
+  int sum = -1, want = 0;
+  for (int r = 0; r < nr; r++) want += want_remote[r];
+  MPI_OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, c));
+  CHECK(sum == want, "%s: allreduce of the remote world ranks %d, expected %d", what, sum, want);
+  /* every member sends its world rank to remote rank (rank % nr); each receives from
+   * the remote ranks that target it, by source */
+  MPI_Request rq;
+  MPI_OK(MPI_Isend(&t_rank, 1, MPI_INT, rank % nr, 9, c, &rq));
+  for (int r = 0; r < nr; r++) {
+    if (r % nl != rank) continue;
+    int got = -1;
+    MPI_OK(MPI_Recv(&got, 1, MPI_INT, r, 9, c, MPI_STATUS_IGNORE));
+    CHECK(got == want_remote[r], "%s: remote rank %d is world %d, expected %d", what, r, got, want_remote[r]);
+  }
+  MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+/* Comm_split of an intercommunicator: color = local rank % 2 (the low half also gives
+ * MPI_UNDEFINED to its rank 2), key = minus the local rank (reverse order); a color
+ * found on one side only gets MPI_COMM_NULL. Comm_create: the low half keeps its even
+ * ranks, the high half all but rank 0 (nobody when that leaves none: then every
+ * process gets MPI_COMM_NULL). */
+static void split_and_create(MPI_Comm inter, int low, int half, int n) {
+  int lrank, lsize, rsize;
+  MPI_OK(MPI_Comm_rank(inter, &lrank));
+  MPI_OK(MPI_Comm_size(inter, &lsize));
+  MPI_OK(MPI_Comm_remote_size(inter, &rsize));
+  int *loc = t_alloc(sizeof(int) * n), *rem = t_alloc(sizeof(int) * n);
+  int color_of_low2 = MPI_UNDEFINED;
+  for (int round = 0; round < 2; round++) {
+    int undefined = round == 1 && low && lrank == 2;
+    int color = undefined ? color_of_low2 : lrank % 2;
+    MPI_Comm sub;
+    MPI_OK(MPI_Comm_split(inter, color, -lrank, &sub));
+    /* who has my color on each side, by descending local rank */
+    int nl = 0, nr = 0;
+    for (int r = lsize - 1; r >= 0; r--)
+      if (r % 2 == color && !(round == 1 && low && r == 2)) loc[nl++] = world_of(low, half, r);
+    for (int r = (low ? n - half : half) - 1; r >= 0; r--)
+      if (r % 2 == color && !(round == 1 && !low && r == 2)) rem[nr++] = world_of(!low, half, r);
+    if (undefined || nr == 0) {
+      CHECK(sub == MPI_COMM_NULL, "split round %d: color %d should give MPI_COMM_NULL", round, color);
+    } else {
+      CHECK(sub != MPI_COMM_NULL, "split round %d: color %d gave MPI_COMM_NULL", round, color);
+      check_inter(sub, "split", loc, nl, rem, nr);
+      MPI_OK(MPI_Comm_free(&sub));
+    }
+  }
+
+  MPI_Group local_group, chosen;
+  MPI_OK(MPI_Comm_group(inter, &local_group));
+  int *ranks = t_alloc(sizeof(int) * n), nchosen = 0;
+  for (int r = 0; r < lsize; r++)
+    if (low ? r % 2 == 0 : r > 0) ranks[nchosen++] = r;
+  MPI_OK(MPI_Group_incl(local_group, nchosen, ranks, &chosen));
+  MPI_Comm sub;
+  MPI_OK(MPI_Comm_create(inter, chosen, &sub));
+  int nl = 0, nr = 0;
+  for (int r = 0; r < lsize; r++)
+    if (low ? r % 2 == 0 : r > 0) loc[nl++] = world_of(low, half, r);
+  for (int r = 0; r < rsize; r++)
+    if (!low ? r % 2 == 0 : r > 0) rem[nr++] = world_of(!low, half, r);
+  int in_mine = low ? lrank % 2 == 0 : lrank > 0;
+  if (!in_mine || nl == 0 || nr == 0) {
+    CHECK(sub == MPI_COMM_NULL, "create: expected MPI_COMM_NULL (in %d, sides %d/%d)", in_mine, nl, nr);
+  } else {
+    CHECK(sub != MPI_COMM_NULL, "create: got MPI_COMM_NULL");
+    check_inter(sub, "create", loc, nl, rem, nr);
+    MPI_OK(MPI_Comm_free(&sub));
+  }
+  MPI_OK(MPI_Group_free(&chosen));
+  MPI_OK(MPI_Group_free(&local_group));
+  free(ranks);
+  free(loc);
+  free(rem);
+}
 
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "intercomm");
@@ -115,6 +210,8 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Comm_free(&inter4));
   MPI_OK(MPI_Comm_free(&inter3));
   MPI_OK(MPI_Comm_free(&peer));
+
+  split_and_create(inter, low, half, n);
 
   MPI_OK(MPI_Comm_free(&inter2));
   MPI_OK(MPI_Comm_free(&inter));

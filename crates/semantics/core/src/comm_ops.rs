@@ -193,9 +193,12 @@ pub fn dup(function: &str, comm: CommId) -> MpiResult<CommId> {
 }
 
 /// `MPI_Comm_split`: members with the same color form a communicator, ordered by key
-/// then by rank in the parent; color `MPI_UNDEFINED` gets none.
+/// then by rank in the parent; color `MPI_UNDEFINED` gets none. An intercommunicator
+/// splits into intercommunicators ([`crate::intercomm::split`]).
 pub fn split(function: &str, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
-    check_intra(function, comm)?;
+    if is_inter(function, comm)? {
+        return crate::intercomm::split(function, comm, color, key);
+    }
     let m = Members::of(function, comm)?;
     let mut mine = [0u8; 8];
     mine[..4].copy_from_slice(&color.to_le_bytes());
@@ -228,15 +231,21 @@ pub fn split_site(function: &str, comm: CommId, key: i32) -> MpiResult<Option<Co
     split_by(function, comm, key, |c| c.sites[c.rank])
 }
 
-/// Splits by the color `color_of` gives the caller.
+/// Splits by the color `color_of` gives the caller (intracommunicators only, as
+/// `MPI_Comm_split_type` is defined).
 fn split_by(
     function: &str,
     comm: CommId,
     key: i32,
     color_of: impl FnOnce(&Comm) -> u32,
 ) -> MpiResult<Option<CommId>> {
+    check_intra(function, comm)?;
     let color = runtime::with(function, |rt| Ok(color_of(rt.comm(function, comm)?)))?;
     split(function, comm, color as i32, key)
+}
+
+fn is_inter(function: &str, comm: CommId) -> MpiResult<bool> {
+    runtime::with(function, |rt| Ok(rt.comm(function, comm)?.is_inter()))
 }
 
 pub(crate) fn check_intra(function: &str, comm: CommId) -> MpiResult<()> {
@@ -255,10 +264,13 @@ pub(crate) fn check_intra(function: &str, comm: CommId) -> MpiResult<()> {
 }
 
 /// `MPI_Comm_create`: collective over all of `comm`; processes may pass different
-/// (disjoint) groups, each a subgroup of `comm`. Returns `None` outside the group.
+/// (disjoint) groups, each a subgroup of `comm`. Returns `None` outside the group. On an
+/// intercommunicator the group is the new local group ([`crate::intercomm::create_subset`]).
 pub fn create(function: &str, comm: CommId, group: Arc<Group>) -> MpiResult<Option<CommId>> {
-    check_intra(function, comm)?;
     check_subgroup(function, comm, &group)?;
+    if is_inter(function, comm)? {
+        return crate::intercomm::create_subset(function, comm, group);
+    }
     let context = agree_context(function, comm)?;
     runtime::with(function, |rt| {
         install(rt, function, comm, context, group, None)
@@ -326,12 +338,68 @@ pub(crate) fn sendrecv_world(
     })
 }
 
-/// Largest `value` among the members of `group` (this process is rank `rank`): a
-/// gather to rank 0 and a reply, each on `context` with `tag`. Messages name their
-/// sender by its process index, not its rank in `group`: successive creations on one
-/// parent with different groups share the context and tag, and a member that is not in
-/// the next group goes on to the one after, whose messages a rank in the group would
-/// have mistaken for its own group's (MPICH's comm/comm_group_rand hung so).
+/// Every member's `mine` (all of one length), in `group` order, known to every member of
+/// `group` (this process is rank `rank`): a gather to rank 0 and its broadcast, each on
+/// `context` with `tag`. Messages name their sender by its process index, not its rank
+/// in `group`: successive creations on one parent with different groups share the
+/// context and tag, and a member that is not in the next group goes on to the one
+/// after, whose messages a rank in the group would have mistaken for its own group's
+/// (MPICH's comm/comm_group_rand hung so).
+pub(crate) fn allgather_among(
+    function: &str,
+    context: u64,
+    tag: i32,
+    group: &Group,
+    rank: usize,
+    mine: &[u8],
+) -> MpiResult<Vec<u8>> {
+    let env = Envelope {
+        context,
+        src: group.members[rank] as i32,
+        tag,
+    };
+    let mut all = vec![0u8; mine.len() * group.size()];
+    if rank != 0 {
+        sendrecv_world(function, env, Some(group.members[0]), mine, None, &mut [])?;
+    } else {
+        all[..mine.len()].copy_from_slice(mine);
+        for (&member, into) in group.members[1..]
+            .iter()
+            .zip(all.chunks_exact_mut(mine.len().max(1)).skip(1))
+        {
+            sendrecv_world(function, env, None, &[], Some(member as i32), into)?;
+        }
+    }
+    bcast_among(function, env, group, rank, &mut all)?;
+    Ok(all)
+}
+
+/// Rank 0's `data` to every member of `group` (the others know its length), with the
+/// envelope `env` names this process in.
+pub(crate) fn bcast_among(
+    function: &str,
+    env: Envelope,
+    group: &Group,
+    rank: usize,
+    data: &mut [u8],
+) -> MpiResult<()> {
+    if rank != 0 {
+        return sendrecv_world(
+            function,
+            env,
+            None,
+            &[],
+            Some(group.members[0] as i32),
+            data,
+        );
+    }
+    for &member in &group.members[1..] {
+        sendrecv_world(function, env, Some(member), data, None, &mut [])?;
+    }
+    Ok(())
+}
+
+/// Largest `value` among the members of `group` (see [`allgather_among`]).
 pub(crate) fn allmax_among(
     function: &str,
     context: u64,
@@ -340,42 +408,8 @@ pub(crate) fn allmax_among(
     rank: usize,
     value: u64,
 ) -> MpiResult<u64> {
-    let env = Envelope {
-        context,
-        src: group.members[rank] as i32,
-        tag,
-    };
-    let leader = group.members[0];
-    if rank != 0 {
-        let mut reply = [0u8; 8];
-        sendrecv_world(
-            function,
-            env,
-            Some(leader),
-            &value.to_le_bytes(),
-            None,
-            &mut [],
-        )?;
-        sendrecv_world(function, env, None, &[], Some(leader as i32), &mut reply)?;
-        return Ok(u64::from_le_bytes(reply));
-    }
-    let mut max = value;
-    for &member in &group.members[1..] {
-        let mut v = [0u8; 8];
-        sendrecv_world(function, env, None, &[], Some(member as i32), &mut v)?;
-        max = max.max(u64::from_le_bytes(v));
-    }
-    for r in 1..group.size() {
-        sendrecv_world(
-            function,
-            env,
-            Some(group.members[r]),
-            &max.to_le_bytes(),
-            None,
-            &mut [],
-        )?;
-    }
-    Ok(max)
+    let all = allgather_among(function, context, tag, group, rank, &value.to_le_bytes())?;
+    Ok(max_of(&all))
 }
 
 /// `MPI_Comm_create_group`: collective only over the members of `group`.

@@ -7,9 +7,11 @@
 //! application names.
 
 use crate::coll::{allgather_bytes, bcast_bytes};
+use crate::comm::UNDEFINED;
 use crate::comm::{CommId, Group};
 use crate::comm_ops::{
-    agree_with, allmax_among, check_intra, install, internal_tag, max_of, sendrecv_world,
+    agree_with, allgather_among, allmax_among, bcast_among, check_intra, install, internal_tag,
+    max_of, sendrecv_world,
 };
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
@@ -217,6 +219,34 @@ impl Sides {
         allmax_among(function, self.context, tag, &self.local, self.rank, value)
     }
 
+    /// Every member's `mine` (all of one length), in rank order, known to every member
+    /// of this side.
+    fn gather(&self, function: &str, tag: i32, mine: &[u8]) -> MpiResult<Vec<u8>> {
+        allgather_among(function, self.context, tag, &self.local, self.rank, mine)
+    }
+
+    /// The other side's `at_leader` (significant at the leader only), `len` bytes known
+    /// to every member, to every member of this side.
+    fn swap_bytes(
+        &self,
+        function: &str,
+        tag: i32,
+        at_leader: &[u8],
+        len: usize,
+    ) -> MpiResult<Vec<u8>> {
+        let mut theirs = vec![0u8; len];
+        if self.rank == 0 {
+            self.leaders.swap(function, at_leader, &mut theirs)?;
+        }
+        let env = Envelope {
+            context: self.context,
+            src: self.local.members[self.rank] as i32,
+            tag,
+        };
+        bcast_among(function, env, &self.local, self.rank, &mut theirs)?;
+        Ok(theirs)
+    }
+
     /// The other side's value of `at_leader` (significant at the leader only), known to
     /// every member of this side.
     fn swap(&self, function: &str, tag: i32, at_leader: u64) -> MpiResult<u64> {
@@ -269,4 +299,82 @@ pub fn merge(function: &str, comm: CommId, high: bool) -> MpiResult<CommId> {
         install(rt, function, comm, context, group, None)
     })?
     .expect("every member of an intercommunicator is in its merge"))
+}
+
+/// `MPI_Comm_split` on an intercommunicator (MPI-2.2): the members of this group with
+/// one color form the new local group and those of the other group with that color the
+/// remote one, each ordered by key, then by rank; `MPI_UNDEFINED`, or a color the other
+/// group does not have, gets no communicator.
+pub fn split(function: &str, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
+    let tag = internal_tag(2);
+    let sides = Sides::of(function, comm, tag)?;
+    let remote = runtime::with(function, |rt| {
+        Ok(rt.comm(function, comm)?.peer_group().clone())
+    })?;
+    let mut mine = [0u8; 8];
+    mine[..4].copy_from_slice(&color.to_le_bytes());
+    mine[4..].copy_from_slice(&key.to_le_bytes());
+    let ours = sides.gather(function, tag, &mine)?;
+    let theirs = sides.swap_bytes(function, tag, &ours, 8 * remote.size())?;
+    let context = agree(function, comm)?;
+    if color == UNDEFINED {
+        return Ok(None);
+    }
+    let local = with_color(&ours, color, &sides.local);
+    let remote = with_color(&theirs, color, &remote);
+    if remote.size() == 0 {
+        return Ok(None);
+    }
+    runtime::with(function, |rt| {
+        install(rt, function, comm, context, local, Some(remote))
+    })
+}
+
+/// The members of `group` whose (color, key) entry in `entries` (8 bytes each, by rank)
+/// has `color`, ordered by key, then by rank.
+fn with_color(entries: &[u8], color: i32, group: &Group) -> Arc<Group> {
+    let word = |c: &[u8]| i32::from_le_bytes(c.try_into().expect("4 bytes"));
+    let mut chosen: Vec<(i32, usize)> = entries
+        .chunks_exact(8)
+        .enumerate()
+        .filter(|(_, e)| word(&e[..4]) == color)
+        .map(|(rank, e)| (word(&e[4..]), rank))
+        .collect();
+    chosen.sort();
+    Group::new(chosen.iter().map(|&(_, r)| group.world_rank(r)).collect())
+}
+
+/// `MPI_Comm_create` on an intercommunicator (MPI-2.2): `group`, a subgroup of the local
+/// group and the same in every member of this side, becomes the new local group, and the
+/// other side's choice the remote group; the calling process outside `group`, or a side
+/// choosing nobody, gets no communicator.
+pub fn create_subset(function: &str, comm: CommId, group: Arc<Group>) -> MpiResult<Option<CommId>> {
+    let tag = internal_tag(3);
+    let sides = Sides::of(function, comm, tag)?;
+    let remote = runtime::with(function, |rt| {
+        Ok(rt.comm(function, comm)?.peer_group().clone())
+    })?;
+    // One byte per member of this side: whether it is in `group`.
+    let ours: Vec<u8> = sides
+        .local
+        .members
+        .iter()
+        .map(|&w| u8::from(group.rank_of(w).is_some()))
+        .collect();
+    let theirs = sides.swap_bytes(function, tag, &ours, remote.size())?;
+    let context = agree(function, comm)?;
+    let chosen = Group::new(
+        theirs
+            .iter()
+            .enumerate()
+            .filter(|&(_, &inside)| inside != 0)
+            .map(|(r, _)| remote.world_rank(r))
+            .collect(),
+    );
+    if chosen.size() == 0 || group.size() == 0 {
+        return Ok(None);
+    }
+    runtime::with(function, |rt| {
+        install(rt, function, comm, context, group, Some(chosen))
+    })
 }
