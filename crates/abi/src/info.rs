@@ -70,6 +70,25 @@ pub fn read(function: &str, arg: &str, h: usize, null_ok: bool) -> MpiResult<Pai
         .ok_or_else(|| bad(function, arg, h, "freed or never created"))
 }
 
+/// The hints `known` as (key, default) pairs, each at its default.
+pub fn defaults(known: &[(&str, &str)]) -> Pairs {
+    known
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The hints in effect once `given` applies to `hints`: a key `hints` has takes the given
+/// value, other keys are ignored (the standard's `MPI_*_get_info` report the hints in
+/// use, and Open MPI and MPICH drop unknown keys too).
+pub fn apply_known(hints: &mut Pairs, given: impl IntoIterator<Item = (String, String)>) {
+    for (k, v) in given {
+        if let Some(h) = hints.iter_mut().find(|(key, _)| *key == k) {
+            h.1 = v;
+        }
+    }
+}
+
 /// A new info handle holding `pairs`.
 pub fn create(pairs: Pairs) -> usize {
     handle::encode(Kind::Info, infos().insert(pairs).index)

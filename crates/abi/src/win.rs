@@ -42,16 +42,6 @@ const WIN_HINTS: [(&str, &str); 7] = [
     ("mpi_accumulate_granularity", "0"),
 ];
 
-/// The hints in effect once `given` (at creation, or by `MPI_Win_set_info`) applies to
-/// `hints`.
-fn apply_hints(hints: &mut info::Pairs, given: info::Pairs) {
-    for (k, v) in given {
-        if let Some(h) = hints.iter_mut().find(|(key, _)| *key == k) {
-            h.1 = v;
-        }
-    }
-}
-
 /// What the ABI keeps beside a core window, keyed by its slot.
 pub(crate) struct Entry {
     errhandler: usize,
@@ -146,10 +136,8 @@ fn register(function: &str, win: WinId, info_h: usize, out_win: *mut usize) -> M
         errhandler: MPI_ERRORS_ARE_FATAL,
         name: String::new(),
         info: {
-            let mut hints = WIN_HINTS
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .to_vec();
-            apply_hints(&mut hints, info::read(function, "info", info_h, true)?);
+            let mut hints = info::defaults(&WIN_HINTS);
+            info::apply_known(&mut hints, info::read(function, "info", info_h, true)?);
             hints
         },
         attrs: Box::new(Attrs {
@@ -381,7 +369,7 @@ export! {
         call(win, || {
             let pairs = info::read(f, "info", info_h, true)?;
             with_entry(f, win, |e| {
-                apply_hints(&mut e.info, pairs);
+                info::apply_known(&mut e.info, pairs);
                 Ok(())
             })
         })
