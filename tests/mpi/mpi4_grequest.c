@@ -3,7 +3,9 @@
  * incomplete (Test says no, Waitany skips nothing) until the user completes it; Wait and
  * Test then call query_fn, whose status (source, tag, elements, cancelled) they return,
  * and free_fn exactly once (Request_get_status calls query_fn too); MPI_Cancel calls cancel_fn with the completion flag;
- * Request_get_status does not free it; Waitall mixes it with a receive. */
+ * Request_get_status does not free it; Waitall mixes it with a receive. A query_fn that
+ * returns an error code makes the Wait that completes the request return that code
+ * (Waitall: MPI_ERR_IN_STATUS with the code in that request's status), as Open MPI does. */
 #include "common.h"
 
 typedef struct {
@@ -20,6 +22,15 @@ static int query_fn(void *extra, MPI_Status *st) {
   MPI_Status_set_elements(st, MPI_INT, 5);
   MPI_Status_set_cancelled(st, s->cancelled_with >= 0);
   return MPI_SUCCESS;
+}
+
+/* The code failing_query returns (a user error code, so that only its return can carry
+ * it). */
+static int query_error;
+
+static int failing_query(void *extra, MPI_Status *st) {
+  query_fn(extra, st);
+  return query_error;
 }
 
 static int free_fn(void *extra) {
@@ -93,9 +104,31 @@ int main(int argc, char **argv) {
 
   /* completing twice, or something else, is an error */
   MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
   int cls = -1;
   MPI_Error_class(MPI_Grequest_complete(keep), &cls);
   CHECK(cls == MPI_ERR_REQUEST, "completing a freed generalized request: class %d", cls);
+
+  /* a failing query_fn: its code is the completion's error */
+  int query_class;
+  MPI_OK(MPI_Add_error_class(&query_class));
+  MPI_OK(MPI_Add_error_code(query_class, &query_error));
+  state_t e = {0, 0, -1, 81};
+  MPI_OK(MPI_Grequest_start(failing_query, free_fn, NULL, &e, &req));
+  MPI_OK(MPI_Grequest_complete(req));
+  int rc = MPI_Wait(&req, &st);
+  CHECK(rc == query_error && req == MPI_REQUEST_NULL && e.freed == 1, "Wait after a failing query_fn: rc %d (want %d) freed %d",
+        rc, query_error, e.freed);
+  state_t e2 = {0, 0, -1, 82};
+  MPI_OK(MPI_Grequest_start(failing_query, free_fn, NULL, &e2, &two[0]));
+  MPI_OK(MPI_Irecv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_SELF, &two[1]));
+  MPI_OK(MPI_Send(&out, 1, MPI_INT, 0, 6, MPI_COMM_SELF));
+  MPI_OK(MPI_Grequest_complete(two[0]));
+  MPI_Error_class(MPI_Waitall(2, two, sts), &cls);
+  CHECK(cls == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == query_error && sts[1].MPI_ERROR == MPI_SUCCESS,
+        "Waitall with a failing query_fn: class %d, errors %d %d (want %d)", cls, sts[0].MPI_ERROR,
+        sts[1].MPI_ERROR, query_error);
+  MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
   MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
   t_finish();
   return 0;

@@ -377,14 +377,12 @@ fn answer(slot: u32, queued: Option<u64>) {
     }
 }
 
-/// The status a generalized request's `query_fn` fills (its error code, if it fails).
+/// The status a generalized request's `query_fn` fills, with the code it returns as the
+/// error (as Open MPI does): the Wait or Test that completes the request returns it.
 fn run_query(query: Option<QueryFn>, extra_state: usize) -> Status {
     let mut s = MpiStatus::from_core(&Status::default());
     if let Some(query) = query {
-        let rc = query(extra_state as *mut c_void, &mut s);
-        if rc != 0 {
-            s.error = rc;
-        }
+        s.error = query(extra_state as *mut c_void, &mut s);
     }
     Status {
         source: s.source,

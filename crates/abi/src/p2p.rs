@@ -109,18 +109,26 @@ pub(crate) fn request_handle(id: ReqId) -> usize {
     handle::encode(Kind::Request, id.index)
 }
 
+/// The error a completed request's status carries, as its completion call reports it: a
+/// truncated receive, or another operation's error code (a failed nonblocking collective's
+/// class, a generalized request's `query_fn` code), which the call returns itself.
 pub(crate) fn status_error(function: &str, s: &Status, capacity: u64) -> MpiResult<()> {
-    if s.error == ErrorClass::Truncate.code() {
-        return Err(MpiError::context(
+    match s.error {
+        0 => Ok(()),
+        e if e == ErrorClass::Truncate.code() => Err(MpiError::context(
             ErrorClass::Truncate,
             function,
             format!(
                 "the message from rank {} (tag {}) is longer than the receive buffer ({capacity} bytes)",
                 s.source, s.tag
             ),
-        ));
+        )),
+        code => Err(crate::error::callback_failed(
+            function,
+            "the request's operation",
+            code,
+        )),
     }
-    Ok(())
 }
 
 pub(crate) fn start_send(
