@@ -260,6 +260,18 @@ contains
     s(1) = c_null_char
   end subroutine
 
+  ! The C value of an in/out string length that counts the terminating NUL in C only
+  ! (MPI_INFO_GET_STRING's buflen, MPI_SESSION_GET_NTH_PSET's pset_len): room for n
+  ! characters, at most the flen of the Fortran string (the buffer of
+  ! crossmpi_string_buffer has room for that many), plus the NUL; n <= 0 (0 asks for the
+  ! length alone) goes to C unchanged.
+  integer(c_int) function crossmpi_c_length(n, flen)
+    integer(c_int), intent(in) :: n
+    integer(c_size_t), value :: flen
+    crossmpi_c_length = n
+    if (n > 0) crossmpi_c_length = int(min(int(n, c_size_t), flen), c_int) + 1
+  end function
+
   ! Copies the C string s into the Fortran string f, blank-padded (truncated if longer).
   subroutine crossmpi_string_out(s, f, flen)
     character(kind=c_char), intent(in) :: s(:)

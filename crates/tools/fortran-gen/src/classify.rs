@@ -51,6 +51,13 @@ pub enum Kind {
     },
     StringIn,
     StringOut,
+    /// The in/out length of the string result `string` in the functions where the
+    /// standard counts C's terminating NUL in C only ([`NUL_COUNTED_LENGTHS`]): Fortran
+    /// gives the characters there is room for and gets the value's length; 0 asks for the
+    /// length alone and leaves the string unchanged.
+    StringLength {
+        string: String,
+    },
     /// A callback whose C calling convention matches Fortran's (user ops, error handlers).
     Procedure,
     /// A Fortran procedure C cannot call directly: C gets a trampoline
@@ -189,6 +196,15 @@ fn fortran_logical(b: bool) -> &'static str {
     }
 }
 
+/// The in/out lengths of string results that count the terminating NUL in C and not in
+/// Fortran (MPI-4.0, MPI_INFO_GET_STRING and MPI_SESSION_GET_NTH_PSET: "In C, buflen
+/// includes the required space for the null terminator", "If buflen is set to 0, value
+/// is not changed"): function, length, string.
+const NUL_COUNTED_LENGTHS: &[(&str, &str, &str)] = &[
+    ("MPI_Info_get_string", "buflen", "value"),
+    ("MPI_Session_get_nth_pset", "pset_len", "pset_name"),
+];
+
 /// Callback types whose C call passes everything by reference like Fortran does.
 const FORTRAN_COMPATIBLE_CALLBACKS: &[&str] = &[
     "MPI_User_function",
@@ -299,6 +315,14 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
                 "parameter '{}': extra state without procedures to call",
                 p.name
             )
+        });
+    }
+    if let Some((_, _, string)) = NUL_COUNTED_LENGTHS
+        .iter()
+        .find(|(function, length, _)| *function == f.name && *length == p.name)
+    {
+        return Ok(Kind::StringLength {
+            string: string.to_string(),
         });
     }
     let has_argc = other_param(f, &["argc"]).is_some();
@@ -643,6 +667,24 @@ mod tests {
             Trampoline::DatarepExtent.c_function("a_e"),
             "c_funloc(crossmpi_datarep_extent_trampoline)"
         );
+    }
+
+    #[test]
+    fn lengths_counting_the_nul_in_c_only_are_converted() {
+        let k = kinds("int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);").unwrap();
+        assert_eq!(
+            k[2],
+            Kind::StringLength {
+                string: "value".into()
+            }
+        );
+        assert_eq!(k[3], Kind::StringOut);
+        assert_eq!(k[4], Kind::Address);
+        let k = kinds(
+            "int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);",
+        )
+        .unwrap();
+        assert_eq!(k[2], Kind::Address);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use crate::classify::{Kind, Returns, Scalar, Signature, StringShape};
 use crate::header::{CParam, Prototype};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// The symbol gfortran calls for an external procedure named `name`.
@@ -25,8 +26,14 @@ struct Parts {
     /// Copies of C string results into the Fortran arguments, kept apart: a routine with
     /// a `flag` result leaves its string argument alone when the flag says there is none.
     string_outs: Vec<String>,
+    /// The in/out lengths of those strings, set after the copies (which test what the
+    /// caller gave) and under the same condition.
+    length_outs: Vec<String>,
     /// String arguments lose their leading blanks too (info keys and values).
     strip_leading: bool,
+    /// The condition under which a string result is copied back, by parameter name: the
+    /// caller gave its in/out length room (0 asks for the length alone).
+    rooms: HashMap<String, String>,
 }
 
 impl Parts {
@@ -119,10 +126,24 @@ impl Parts {
                 } else {
                     self.before
                         .push(format!("call crossmpi_string_buffer({len}, {s})"));
-                    self.string_outs
-                        .push(format!("call crossmpi_string_out({s}, {a}, {len})"));
+                    let copy = format!("call crossmpi_string_out({s}, {a}, {len})");
+                    self.string_outs.push(match self.rooms.get(name) {
+                        Some(room) => format!("if ({room}) {copy}"),
+                        None => copy,
+                    });
                 }
                 self.actuals.push(format!("c_loc({s})"));
+            }
+            Kind::StringLength { string } => {
+                let l = format!("l_{name}");
+                self.decls.push(format!("integer(c_int) :: {a}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals.push(format!("integer(c_int), target :: {l}"));
+                self.before
+                    .push(format!("{l} = crossmpi_c_length({a}, a_{string}_len)"));
+                self.actuals.push(format!("c_loc({l})"));
+                self.length_outs
+                    .push(format!("if (ierr_c == 0) {a} = {l} - 1"));
             }
             Kind::Procedure => {
                 self.decls.push(format!("type(c_funptr), value :: {a}"));
@@ -216,6 +237,17 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
     // The standard strips leading and trailing blanks from Fortran info keys and values.
     let mut parts = Parts {
         strip_leading: f.name.starts_with("MPI_Info_"),
+        rooms: f
+            .params
+            .iter()
+            .zip(&sig.params)
+            .filter_map(|(p, k)| match k {
+                Kind::StringLength { string } => {
+                    Some((string.clone(), format!("a_{} > 0", p.name)))
+                }
+                _ => None,
+            })
+            .collect(),
         ..Parts::default()
     };
     for (p, k) in f.params.iter().zip(&sig.params) {
@@ -291,13 +323,14 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
     for a in &parts.after {
         let _ = writeln!(out, "  {a}");
     }
-    if flag && !parts.string_outs.is_empty() {
+    let results: Vec<&String> = parts.string_outs.iter().chain(&parts.length_outs).collect();
+    if flag && !results.is_empty() {
         // MPI_Info_get: with flag false, `value` keeps what the caller had in it.
         out.push_str(
             "  if (crossmpi_flag_set(a_flag)) then
 ",
         );
-        for a in &parts.string_outs {
+        for a in &results {
             let _ = writeln!(out, "    {a}");
         }
         out.push_str(
@@ -305,7 +338,7 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
 ",
         );
     } else {
-        for a in &parts.string_outs {
+        for a in &results {
             let _ = writeln!(out, "  {a}");
         }
     }
@@ -443,5 +476,34 @@ mod tests {
             Entry::Mpi,
         );
         assert!(!w.contains("a_newcomm = int"), "{w}");
+    }
+
+    #[test]
+    fn nul_counted_lengths_convert_and_guard_the_string() {
+        let f = parse_prototype("int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);").unwrap();
+        let sig = errors(vec![
+            Kind::Handle,
+            Kind::Handle,
+            Kind::Value(Scalar::Int),
+            Kind::StringLength {
+                string: "pset_name".into(),
+            },
+            Kind::StringOut,
+        ]);
+        let w = wrapper(&f, &sig, Entry::Mpi);
+        assert!(
+            w.contains("l_pset_len = crossmpi_c_length(a_pset_len, a_pset_name_len)"),
+            "{w}"
+        );
+        let copy = w
+            .find("if (a_pset_len > 0) call crossmpi_string_out(s_pset_name, a_pset_name, a_pset_name_len)")
+            .expect(&w);
+        let length = w
+            .find("if (ierr_c == 0) a_pset_len = l_pset_len - 1")
+            .expect(&w);
+        assert!(
+            copy < length,
+            "the string is copied before its length changes: {w}"
+        );
     }
 }
