@@ -86,11 +86,10 @@ pub enum Kind {
     AttrIn {
         wide: bool,
     },
-    /// An attribute value returned through `void *` in C; `keyval` and `flag` name the
-    /// parameters needed to decode it.
+    /// An attribute value returned through `void *` in C; `flag` names the parameter
+    /// saying whether there is one.
     AttrOut {
         wide: bool,
-        keyval: String,
         flag: String,
     },
 }
@@ -146,6 +145,7 @@ impl Trampoline {
             Trampoline::DatarepRead { .. } | Trampoline::DatarepWrite { .. } => {
                 format!("crossmpi_conversion_callback({arg}, {f})")
             }
+            Trampoline::Copy => format!("crossmpi_copy_callback({arg})"),
             _ => f,
         }
     }
@@ -259,6 +259,25 @@ pub struct Signature {
     pub params: Vec<Kind>,
 }
 
+impl Signature {
+    /// Whether the function sets or gets attribute values, or creates a keyval whose
+    /// callbacks see them: its wrappers call the library's entry that takes and gives
+    /// Fortran's view of the values (`crossmpi_fortran_x`, docs/fortran.md).
+    pub fn takes_attribute_values(&self) -> bool {
+        self.params.iter().any(|k| {
+            matches!(
+                k,
+                Kind::AttrIn { .. }
+                    | Kind::AttrOut { .. }
+                    | Kind::CallbackRecord {
+                        record: Record::Keyval { .. },
+                        ..
+                    }
+            )
+        })
+    }
+}
+
 /// Why a function gets no generated wrapper, or how it maps to Fortran.
 pub fn classify(header: &Header, f: &Prototype) -> Result<Signature, String> {
     if f.name.starts_with("MPI_T_") {
@@ -295,15 +314,12 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
         if f.name.ends_with("_set_attr") || f.name == "MPI_Attr_put" {
             return Ok(Kind::AttrIn { wide });
         }
-        let keyval = f.params.iter().find(|q| q.name.ends_with("keyval"));
-        let flag = other_param(f, &["flag"]);
-        return match (keyval, flag) {
-            (Some(k), Some(fl)) => Ok(Kind::AttrOut {
+        return match other_param(f, &["flag"]) {
+            Some(fl) => Ok(Kind::AttrOut {
                 wide,
-                keyval: k.name.clone(),
                 flag: fl.name.clone(),
             }),
-            _ => reject("attribute value without keyval and flag"),
+            None => reject("attribute value without flag"),
         };
     }
     if let Some(t) = trampoline(p) {
@@ -628,6 +644,10 @@ mod tests {
         assert_eq!(k[0], Kind::Trampolined(Trampoline::Copy));
         assert_eq!(k[1], Kind::Trampolined(Trampoline::Delete));
         assert_eq!(
+            Trampoline::Copy.c_function("a_copy"),
+            "crossmpi_copy_callback(a_copy)"
+        );
+        assert_eq!(
             k[3],
             Kind::CallbackRecord {
                 record: Record::Keyval { narrow: false },
@@ -688,15 +708,16 @@ mod tests {
     }
 
     #[test]
-    fn attribute_values_are_decoded_with_keyval_and_flag() {
+    fn attribute_values_are_read_with_their_flag() {
         let k = kinds("int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);").unwrap();
         assert_eq!(
             k[2],
             Kind::AttrOut {
                 wide: true,
-                keyval: "comm_keyval".into(),
                 flag: "flag".into()
             }
         );
+        let k = kinds("int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);").unwrap();
+        assert_eq!(k[2], Kind::AttrIn { wide: false });
     }
 }

@@ -153,7 +153,7 @@ fn declare(out: &mut String, name: &str, ty: &str, value: &str) {
     let _ = writeln!(out, "      parameter ({name}={value})");
 }
 
-/// The predefined callbacks (procedures of fortran/special.f90 and support.f90),
+/// The predefined callbacks (procedures of fortran/support.f90),
 /// declared `EXTERNAL` so programs can pass them to MPI_*_create_keyval,
 /// MPI_KEYVAL_CREATE and MPI_REGISTER_DATAREP.
 const PREDEFINED_CALLBACKS: &[&str] = &[

@@ -192,7 +192,7 @@ impl Parts {
                     .push(format!("integer(c_intptr_t), value :: {name}"));
                 self.actuals.push(format!("int({a}, c_intptr_t)"));
             }
-            Kind::AttrOut { wide, keyval, flag } => {
+            Kind::AttrOut { wide, flag } => {
                 let v = format!("v_{name}");
                 self.decls
                     .push(format!("integer({}) :: {a}", attr_kind(*wide)));
@@ -201,7 +201,7 @@ impl Parts {
                     .push(format!("integer(c_intptr_t), target :: {v}"));
                 self.actuals.push(format!("c_loc({v})"));
                 self.after.push(format!(
-                    "if (ierr_c == 0 .and. crossmpi_int_at(a_{flag}) /= 0) &\n      {a} = int(crossmpi_attr_value(a_{keyval}, {v}), {})",
+                    "if (ierr_c == 0 .and. crossmpi_int_at(a_{flag}) /= 0) {a} = int({v}, {})",
                     attr_kind(*wide)
                 ));
             }
@@ -215,6 +215,16 @@ fn attr_kind(wide: bool) -> &'static str {
     } else {
         Scalar::Int.c_kind()
     }
+}
+
+/// The C library's entry for the Fortran binding of `MPI_X` that takes and gives
+/// Fortran's view of attribute values: `crossmpi_fortran_x` (crates/abi's
+/// `export_with_fortran!`).
+fn fortran_entry(name: &str) -> String {
+    format!(
+        "crossmpi_fortran_{}",
+        name.trim_start_matches("MPI_").to_ascii_lowercase()
+    )
 }
 
 /// Joins items as continued Fortran lines, one per line.
@@ -258,11 +268,18 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
         .iter()
         .zip(&sig.params)
         .any(|(p, k)| p.name == "flag" && *k == Kind::Address);
-    let c_name = match entry {
+    let name = match entry {
         Entry::Mpi => f.name.clone(),
         Entry::Profiling => format!("P{}", f.name),
     };
-    let lower = c_name.to_ascii_lowercase();
+    // Attribute values: both entries call the library's Fortran entry (as in MPICH and
+    // Open MPI, a C tool interposing MPI_Comm_set_attr does not see Fortran's calls).
+    let c_name = if sig.takes_attribute_values() {
+        fortran_entry(&f.name)
+    } else {
+        name.clone()
+    };
+    let lower = name.to_ascii_lowercase();
     let mut dummies = parts.dummies.clone();
     if sig.returns == Returns::ErrorCode {
         dummies.push("ierror".into());
@@ -278,7 +295,7 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
         out,
         "{kind} crossmpi_{lower}({}) &\n    bind(C, name=\"{}\")",
         continued(&dummies, "    "),
-        fortran_symbol(&c_name)
+        fortran_symbol(&name)
     );
     out.push_str("  use crossmpi_fortran_support\n  implicit none\n");
     for d in &parts.decls {
@@ -476,6 +493,46 @@ mod tests {
             Entry::Mpi,
         );
         assert!(!w.contains("a_newcomm = int"), "{w}");
+    }
+
+    #[test]
+    fn attribute_calls_go_to_the_fortran_entry_from_both_names() {
+        let f = parse_prototype(
+            "int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);",
+        )
+        .unwrap();
+        let sig = errors(vec![
+            Kind::Handle,
+            Kind::Value(Scalar::Int),
+            Kind::AttrOut {
+                wide: true,
+                flag: "flag".into(),
+            },
+            Kind::Address,
+        ]);
+        for (entry, symbol) in [
+            (Entry::Mpi, "mpi_comm_get_attr_"),
+            (Entry::Profiling, "pmpi_comm_get_attr_"),
+        ] {
+            let w = wrapper(&f, &sig, entry);
+            assert!(w.contains(&format!("bind(C, name=\"{symbol}\")")), "{w}");
+            assert!(
+                w.contains("bind(C, name=\"crossmpi_fortran_comm_get_attr\")"),
+                "{w}"
+            );
+            assert!(
+                w.contains("if (ierr_c == 0 .and. crossmpi_int_at(a_flag) /= 0) a_attribute_val = int(v_attribute_val, c_intptr_t)"),
+                "{w}"
+            );
+        }
+        let f =
+            parse_prototype("int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);").unwrap();
+        let w = wrapper(
+            &f,
+            &errors(vec![Kind::Handle, Kind::Value(Scalar::Int)]),
+            Entry::Profiling,
+        );
+        assert!(w.contains("bind(C, name=\"PMPI_Comm_delete_attr\")"), "{w}");
     }
 
     #[test]
