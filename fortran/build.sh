@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds and installs crossmpi's Fortran bindings into PREFIX, where the C library is
 # already installed (scripts/install.sh calls this after installing it):
-#   PREFIX/lib/libmpifort.so     the mpi_*_ procedures (generated wrappers, special.f90,
-#                                and mpi1_removed.f90)
+#   PREFIX/lib/libmpifort.so     the mpi_*_ procedures (generated wrappers, the predefined
+#                                callbacks of support.f90, and mpi1_removed.f90)
 #   PREFIX/include/mpif.h        constants for `include 'mpif.h'`
 #   PREFIX/lib/fortran/mpi.mod, mpi_f08.mod   the `mpi` and `mpi_f08` modules
 #   PREFIX/bin/mpifort, mpif90, mpif77 -> crossmpi
@@ -29,7 +29,7 @@ nm -D --defined-only "$prefix/lib/libmpi_abi.so.1" | awk '$2 == "T" { print $3 }
 # -frecursive keeps every local of a wrapper on the stack, so wrappers are reentrant
 # under MPI_THREAD_MULTIPLE.
 flags=(-O2 -fPIC -frecursive -J "$work" -I "$here")
-for src in "$here/support.f90" "$here/special.f90" "$here/sizeof.f90" "$work/wrappers.f90" "$work/mpi.f90" \
+for src in "$here/support.f90" "$here/sizeof.f90" "$work/wrappers.f90" "$work/mpi.f90" \
   "$work/mpi_f08.f90" "$here/mpi1_removed.f90"; do
   "$fc" "${flags[@]}" -c "$src" -o "$work/$(basename "$src" .f90).o"
 done

@@ -28,11 +28,9 @@ module crossmpi_fortran_support
   integer(c_intptr_t), parameter :: c_in_place = 1, c_buffer_automatic = 2
   integer(c_intptr_t), parameter :: c_unweighted = 10, c_weights_empty = 11
 
-  ! Predefined attribute keys whose C value is a pointer to an int (to an MPI_Aint for
-  ! MPI_WIN_SIZE) while Fortran receives the value itself.
-  integer, parameter :: first_comm_key = 501, last_comm_key = 507
-  integer, parameter :: win_base_key = 601, win_size_key = 603, last_win_key = 605
   integer, parameter :: mpi_undefined = -32766, err_in_status = 19
+  ! C's MPI_COMM_DUP_FN (mpi.h), which copies an attribute as it is.
+  integer(c_intptr_t), parameter :: c_dup_fn = 1
 
   ! What a keyval created from Fortran keeps as its C extra state: the Fortran copy and
   ! delete procedures and the program's extra state. C calls the trampolines below with
@@ -260,6 +258,18 @@ contains
     s(1) = c_null_char
   end subroutine
 
+  ! The C value of an in/out string length that counts the terminating NUL in C only
+  ! (MPI_INFO_GET_STRING's buflen, MPI_SESSION_GET_NTH_PSET's pset_len): room for n
+  ! characters, at most the flen of the Fortran string (the buffer of
+  ! crossmpi_string_buffer has room for that many), plus the NUL; n <= 0 (0 asks for the
+  ! length alone) goes to C unchanged.
+  integer(c_int) function crossmpi_c_length(n, flen)
+    integer(c_int), intent(in) :: n
+    integer(c_size_t), value :: flen
+    crossmpi_c_length = n
+    if (n > 0) crossmpi_c_length = int(min(int(n, c_size_t), flen), c_int) + 1
+  end function
+
   ! Copies the C string s into the Fortran string f, blank-padded (truncated if longer).
   subroutine crossmpi_string_out(s, f, flen)
     character(kind=c_char), intent(in) :: s(:)
@@ -278,25 +288,6 @@ contains
     end do
   end subroutine
 
-  ! The value a Fortran caller gets for an attribute that C returned as v: predefined
-  ! keys point at their value, user keys hold it.
-  integer(c_intptr_t) function crossmpi_attr_value(keyval, v)
-    integer(c_int), intent(in) :: keyval
-    integer(c_intptr_t), intent(in) :: v
-    integer(c_int), pointer :: i
-    integer(c_intptr_t), pointer :: a
-    crossmpi_attr_value = v
-    if (v == 0) return
-    if ((keyval >= first_comm_key .and. keyval <= last_comm_key) .or. &
-        (keyval > win_base_key .and. keyval <= last_win_key .and. keyval /= win_size_key)) then
-      call c_f_pointer(transfer(v, c_null_ptr), i)
-      crossmpi_attr_value = i
-    else if (keyval == win_size_key) then
-      call c_f_pointer(transfer(v, c_null_ptr), a)
-      crossmpi_attr_value = a
-    end if
-  end function
-
   ! The C extra state of a keyval whose callbacks are the Fortran procedures given.
   type(c_ptr) function crossmpi_keyval_record(copy_fn, delete_fn, extra_state, narrow)
     type(c_funptr), value :: copy_fn, delete_fn
@@ -306,6 +297,60 @@ contains
     allocate(record)
     record = keyval_record(copy_fn, delete_fn, extra_state, narrow)
     crossmpi_keyval_record = c_loc(record)
+  end function
+
+  ! The predefined attribute procedures of the Fortran bindings, which programs pass to
+  ! MPI_*_CREATE_KEYVAL and MPI_KEYVAL_CREATE (or call themselves). fortran/build.sh
+  ! exports each communicator one also under the datatype and window names
+  ! (MPI_TYPE_NULL_COPY_FN...), since the object handle is only passed through, and the
+  ! null ones under the MPI-1 names (MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN), which touch
+  ! no attribute value either. A keyval given MPI_COMM_DUP_FN or MPI_DUP_FN gets C's
+  ! MPI_COMM_DUP_FN instead (crossmpi_copy_callback).
+  subroutine crossmpi_f_null_copy_fn(oldobj, keyval, extra_state, value_in, value_out, flag, &
+      ierror) bind(C, name="mpi_comm_null_copy_fn_")
+    integer(c_int) :: oldobj, keyval, flag, ierror
+    integer(c_intptr_t) :: extra_state, value_in, value_out
+    flag = 0
+    ierror = 0
+  end subroutine
+
+  subroutine crossmpi_f_dup_fn(oldobj, keyval, extra_state, value_in, value_out, flag, ierror) &
+      bind(C, name="mpi_comm_dup_fn_")
+    integer(c_int) :: oldobj, keyval, flag, ierror
+    integer(c_intptr_t) :: extra_state, value_in, value_out
+    value_out = value_in
+    flag = 1
+    ierror = 0
+  end subroutine
+
+  subroutine crossmpi_f_null_delete_fn(obj, keyval, value, extra_state, ierror) &
+      bind(C, name="mpi_comm_null_delete_fn_")
+    integer(c_int) :: obj, keyval, ierror
+    integer(c_intptr_t) :: value, extra_state
+    ierror = 0
+  end subroutine
+
+  ! MPI_DUP_FN of MPI-1 keyvals (MPI_KEYVAL_CREATE): attribute values are default INTEGERs.
+  subroutine crossmpi_f_dup_fn_int(oldcomm, keyval, extra_state, value_in, value_out, flag, &
+      ierror) bind(C, name="mpi_dup_fn_")
+    integer(c_int) :: oldcomm, keyval, extra_state, value_in, value_out, flag, ierror
+    value_out = value_in
+    flag = 1
+    ierror = 0
+  end subroutine
+
+  ! The copy callback to give C for the Fortran procedure fn: the trampoline, or for
+  ! MPI_COMM_DUP_FN (and its datatype and window names) and MPI_DUP_FN, C's
+  ! MPI_COMM_DUP_FN, with which the library copies the attribute as it is: an address
+  ! stays an address, a Fortran integer gets storage of its own (through the trampoline
+  ! the copy of an address would become an integer, and MPI_DUP_FN's INTEGER would cut
+  ! a value set with MPI_COMM_SET_ATTR to 32 bits).
+  type(c_funptr) function crossmpi_copy_callback(fn)
+    type(c_funptr), value :: fn
+    crossmpi_copy_callback = c_funloc(crossmpi_copy_trampoline)
+    if (c_associated(fn, c_funloc(crossmpi_f_dup_fn)) .or. &
+        c_associated(fn, c_funloc(crossmpi_f_dup_fn_int))) &
+      crossmpi_copy_callback = transfer(c_dup_fn, c_null_funptr)
   end function
 
   ! C copy callback of every keyval created from Fortran (communicators, datatypes and

@@ -1,7 +1,9 @@
 ! ranks: 1 2 4
 ! The mpi_f08 module: handle types compared with == and /=, TYPE(MPI_Status) components,
 ! ierror omitted or present, arrays of TYPE(MPI_Request), MPI_STATUSES_IGNORE, a
-! datatype, and a user op with the f08 MPI_User_function interface (TYPE(C_PTR) buffers).
+! datatype, a structure whose bounds the MPI-1 markers MPI_LB and MPI_UB set (as MPICH's
+! f08/datatype/allctypesf08 names them), and a user op with the f08 MPI_User_function
+! interface (TYPE(C_PTR) buffers).
 module f08_ops
   use mpi_f08
   implicit none
@@ -27,7 +29,8 @@ program f08
   type(MPI_Comm) :: dup
   type(MPI_Status) :: status
   type(MPI_Request) :: requests(2)
-  type(MPI_Datatype) :: pair
+  type(MPI_Datatype) :: pair, marked
+  integer(kind=MPI_ADDRESS_KIND) :: lb, extent
   type(MPI_Op) :: op
   integer :: ierr, rank, nprocs, next, prev, count, sendval(4), recvval(4), a(3), b(3)
   double precision :: t0
@@ -68,6 +71,14 @@ program f08
   call check(recvval(1) == prev + 2 .and. recvval(2) == prev + 3, 'derived type data')
   call MPI_Type_free(pair)
   call check(pair == MPI_DATATYPE_NULL, 'free sets MPI_DATATYPE_NULL')
+
+  ! One integer at offset 4 of an element the markers bound to [-4, 12).
+  call MPI_Type_create_struct(3, [1, 1, 1], [-4_MPI_ADDRESS_KIND, 4_MPI_ADDRESS_KIND, &
+                              12_MPI_ADDRESS_KIND], [MPI_LB, MPI_INTEGER, MPI_UB], marked)
+  call MPI_Type_get_extent(marked, lb, extent)
+  call check(lb == -4 .and. extent == 16, 'MPI_LB and MPI_UB set the bounds')
+  call check(MPI_LB /= MPI_UB .and. MPI_LB /= MPI_DATATYPE_NULL, 'markers are datatypes')
+  call MPI_Type_free(marked)
 
   ! Errors return as codes when ierror is present.
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)

@@ -102,10 +102,11 @@ fn size_and_color(of_member: impl Iterator<Item = u32>, mine: u32) -> (i32, i32)
     (distinct.len() as i32, color as i32)
 }
 
-/// The predefined attribute `keyval` of communicator `id`, if it is one: a pointer to
-/// its value. The client/host attributes depend on the communicator, so their cells hold
-/// the value of the latest query (read it before asking about another communicator).
-pub fn predefined_attribute(rt: &Runtime, id: CommId, keyval: c_int) -> Option<*const AtomicI32> {
+/// The predefined attribute `keyval` of communicator `id`, if it is one: the cell holding
+/// its value (C is given the cell's address). The client/host attributes depend on the
+/// communicator, so their cells hold the value of the latest query (read it before
+/// asking about another communicator).
+pub fn predefined_attribute(rt: &Runtime, id: CommId, keyval: c_int) -> Option<&'static AtomicI32> {
     if (MPI_CLIENT_SIZE..=MPI_HOST_COLOR).contains(&keyval) {
         let c = rt.comms.get(id)?;
         let me = c.group.members[c.rank] as usize;
@@ -123,7 +124,7 @@ pub fn predefined_attribute(rt: &Runtime, id: CommId, keyval: c_int) -> Option<*
             MPI_CLIENT_SIZE | MPI_HOST_SIZE => size_cell,
             _ => color_cell,
         };
-        return Some(cell as *const AtomicI32);
+        return Some(cell);
     }
     let cell = match keyval {
         k if k == MPI_TAG_UB => {
@@ -150,7 +151,7 @@ pub fn predefined_attribute(rt: &Runtime, id: CommId, keyval: c_int) -> Option<*
         }
         _ => return None,
     };
-    Some(cell as *const AtomicI32)
+    Some(cell)
 }
 
 export! {

@@ -2,6 +2,8 @@
 //!
 //! Every function exists twice, as `PMPI_X` (the implementation) and `MPI_X` (calling
 //! it), so profiling tools can define `MPI_X` and reach crossmpi through `PMPI_X`. The
+//! attribute calls whose values differ between C and Fortran exist a third time, as
+//! `crossmpi_fortran_x`, which the Fortran bindings call (attr.rs). The
 //! functions convert handles and pointers, check every argument (naming the function,
 //! the argument and the value in the error), call the core, and hand errors to the
 //! error handler in charge.
@@ -27,6 +29,28 @@ macro_rules! export {
         #[no_mangle]
         pub extern "C" fn $mpi($($arg: $ty),*) -> $ret {
             $pmpi($($arg),*)
+        }
+    )*};
+}
+
+/// Defines `PMPI_X` and `MPI_X` as [`export!`] does, and `crossmpi_fortran_x` with the
+/// same prototype: the entry the Fortran bindings' wrapper of `MPI_X` calls instead
+/// (docs/fortran.md, "Attribute values"). The body sees `$language` as
+/// `attr::Language::C` in the first two, `attr::Language::Fortran` in the third: the
+/// language whose view of attribute values the call takes.
+macro_rules! export_with_fortran {
+    ($( |$language:ident| fn $mpi:ident / $pmpi:ident / $fortran:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block )*) => {$(
+        export! {
+            fn $mpi / $pmpi($($arg: $ty),*) -> $ret {
+                let $language = $crate::attr::Language::C;
+                $body
+            }
+        }
+
+        #[no_mangle]
+        pub extern "C" fn $fortran($($arg: $ty),*) -> $ret {
+            let $language = $crate::attr::Language::Fortran;
+            $body
         }
     )*};
 }

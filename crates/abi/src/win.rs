@@ -8,6 +8,7 @@ use crate::error::{self, CommErrhandlerFn, Scope};
 use crate::handle::{self, Kind};
 use crate::util::{in_string, out, out_string};
 use crate::{comm, group, info};
+use crossmpi_core::comm::AttributeValue;
 use crossmpi_core::error::{ErrorClass, MpiError, MpiResult};
 use crossmpi_core::rma::{self, Direct, Flavor, WinId};
 use std::cell::RefCell;
@@ -50,7 +51,7 @@ pub(crate) struct Entry {
     info: info::Pairs,
     pub attrs: Box<Attrs>,
     /// Attributes set with `MPI_Win_set_attr`: keyval -> value.
-    pub user_attrs: BTreeMap<c_int, usize>,
+    pub user_attrs: BTreeMap<c_int, AttributeValue>,
 }
 
 /// The direct views of live windows by handle slot (see `with_direct`), apart from

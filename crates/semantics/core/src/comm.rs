@@ -38,6 +38,18 @@ impl Group {
     }
 }
 
+/// A cached attribute's value, of the two kinds the standard tells apart (MPI-4.0 section
+/// 19.3.7, "Attributes"): an address, as C sets it, or an integer, as Fortran sets it,
+/// which C reads through a pointer to where it is stored. The ABI layer gives each
+/// language its view.
+pub enum AttributeValue {
+    /// The pointer C set.
+    Address(usize),
+    /// The integer Fortran set (an `MPI_ATTR_PUT` `INTEGER` sign-extended), boxed so that
+    /// the pointer C is given stays valid while the attribute is set.
+    Integer(Box<isize>),
+}
+
 /// A communicator. Context `context` carries point-to-point traffic and `context + 1`
 /// the collectives, so user messages never match internal ones.
 pub struct Comm {
@@ -52,7 +64,7 @@ pub struct Comm {
     pub errhandler: u32,
     /// Cached attributes: keyval -> (value, when it was set), owned by the ABI layer (it
     /// runs the callbacks, and deletes in reverse order of setting at `MPI_Finalize`).
-    pub attributes: BTreeMap<i32, (usize, u64)>,
+    pub attributes: BTreeMap<i32, (AttributeValue, u64)>,
     /// Node of each member (index into the runtime's node list), for node-aware
     /// collectives and `MPI_COMM_TYPE_SHARED`.
     pub nodes: Arc<Vec<u32>>,

@@ -51,6 +51,13 @@ pub enum Kind {
     },
     StringIn,
     StringOut,
+    /// The in/out length of the string result `string` in the functions where the
+    /// standard counts C's terminating NUL in C only ([`NUL_COUNTED_LENGTHS`]): Fortran
+    /// gives the characters there is room for and gets the value's length; 0 asks for the
+    /// length alone and leaves the string unchanged.
+    StringLength {
+        string: String,
+    },
     /// A callback whose C calling convention matches Fortran's (user ops, error handlers).
     Procedure,
     /// A Fortran procedure C cannot call directly: C gets a trampoline
@@ -79,11 +86,10 @@ pub enum Kind {
     AttrIn {
         wide: bool,
     },
-    /// An attribute value returned through `void *` in C; `keyval` and `flag` name the
-    /// parameters needed to decode it.
+    /// An attribute value returned through `void *` in C; `flag` names the parameter
+    /// saying whether there is one.
     AttrOut {
         wide: bool,
-        keyval: String,
         flag: String,
     },
 }
@@ -139,6 +145,7 @@ impl Trampoline {
             Trampoline::DatarepRead { .. } | Trampoline::DatarepWrite { .. } => {
                 format!("crossmpi_conversion_callback({arg}, {f})")
             }
+            Trampoline::Copy => format!("crossmpi_copy_callback({arg})"),
             _ => f,
         }
     }
@@ -188,6 +195,15 @@ fn fortran_logical(b: bool) -> &'static str {
         ".false."
     }
 }
+
+/// The in/out lengths of string results that count the terminating NUL in C and not in
+/// Fortran (MPI-4.0, MPI_INFO_GET_STRING and MPI_SESSION_GET_NTH_PSET: "In C, buflen
+/// includes the required space for the null terminator", "If buflen is set to 0, value
+/// is not changed"): function, length, string.
+const NUL_COUNTED_LENGTHS: &[(&str, &str, &str)] = &[
+    ("MPI_Info_get_string", "buflen", "value"),
+    ("MPI_Session_get_nth_pset", "pset_len", "pset_name"),
+];
 
 /// Callback types whose C call passes everything by reference like Fortran does.
 const FORTRAN_COMPATIBLE_CALLBACKS: &[&str] = &[
@@ -243,6 +259,25 @@ pub struct Signature {
     pub params: Vec<Kind>,
 }
 
+impl Signature {
+    /// Whether the function sets or gets attribute values, or creates a keyval whose
+    /// callbacks see them: its wrappers call the library's entry that takes and gives
+    /// Fortran's view of the values (`crossmpi_fortran_x`, docs/fortran.md).
+    pub fn takes_attribute_values(&self) -> bool {
+        self.params.iter().any(|k| {
+            matches!(
+                k,
+                Kind::AttrIn { .. }
+                    | Kind::AttrOut { .. }
+                    | Kind::CallbackRecord {
+                        record: Record::Keyval { .. },
+                        ..
+                    }
+            )
+        })
+    }
+}
+
 /// Why a function gets no generated wrapper, or how it maps to Fortran.
 pub fn classify(header: &Header, f: &Prototype) -> Result<Signature, String> {
     if f.name.starts_with("MPI_T_") {
@@ -279,15 +314,12 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
         if f.name.ends_with("_set_attr") || f.name == "MPI_Attr_put" {
             return Ok(Kind::AttrIn { wide });
         }
-        let keyval = f.params.iter().find(|q| q.name.ends_with("keyval"));
-        let flag = other_param(f, &["flag"]);
-        return match (keyval, flag) {
-            (Some(k), Some(fl)) => Ok(Kind::AttrOut {
+        return match other_param(f, &["flag"]) {
+            Some(fl) => Ok(Kind::AttrOut {
                 wide,
-                keyval: k.name.clone(),
                 flag: fl.name.clone(),
             }),
-            _ => reject("attribute value without keyval and flag"),
+            None => reject("attribute value without flag"),
         };
     }
     if let Some(t) = trampoline(p) {
@@ -299,6 +331,14 @@ fn classify_param(header: &Header, f: &Prototype, p: &CParam) -> Result<Kind, St
                 "parameter '{}': extra state without procedures to call",
                 p.name
             )
+        });
+    }
+    if let Some((_, _, string)) = NUL_COUNTED_LENGTHS
+        .iter()
+        .find(|(function, length, _)| *function == f.name && *length == p.name)
+    {
+        return Ok(Kind::StringLength {
+            string: string.to_string(),
         });
     }
     let has_argc = other_param(f, &["argc"]).is_some();
@@ -604,6 +644,10 @@ mod tests {
         assert_eq!(k[0], Kind::Trampolined(Trampoline::Copy));
         assert_eq!(k[1], Kind::Trampolined(Trampoline::Delete));
         assert_eq!(
+            Trampoline::Copy.c_function("a_copy"),
+            "crossmpi_copy_callback(a_copy)"
+        );
+        assert_eq!(
             k[3],
             Kind::CallbackRecord {
                 record: Record::Keyval { narrow: false },
@@ -646,15 +690,34 @@ mod tests {
     }
 
     #[test]
-    fn attribute_values_are_decoded_with_keyval_and_flag() {
+    fn lengths_counting_the_nul_in_c_only_are_converted() {
+        let k = kinds("int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);").unwrap();
+        assert_eq!(
+            k[2],
+            Kind::StringLength {
+                string: "value".into()
+            }
+        );
+        assert_eq!(k[3], Kind::StringOut);
+        assert_eq!(k[4], Kind::Address);
+        let k = kinds(
+            "int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);",
+        )
+        .unwrap();
+        assert_eq!(k[2], Kind::Address);
+    }
+
+    #[test]
+    fn attribute_values_are_read_with_their_flag() {
         let k = kinds("int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);").unwrap();
         assert_eq!(
             k[2],
             Kind::AttrOut {
                 wide: true,
-                keyval: "comm_keyval".into(),
                 flag: "flag".into()
             }
         );
+        let k = kinds("int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);").unwrap();
+        assert_eq!(k[2], Kind::AttrIn { wide: false });
     }
 }

@@ -21,10 +21,10 @@ const FORTRAN_ONLY: &[(&str, i64)] = &[
     ("MPI_INTEGER_KIND", 4),
 ];
 
-/// The MPI-1 marker types MPI-3 removed, which old `mpif.h` codes still use: handles
+/// The MPI-1 marker types MPI-3 removed, which old codes still use: datatype handles
 /// outside the ABI's table, with the values the library gives them (crates/abi's
-/// `types::MPI1_LB`/`MPI1_UB`); in `mpif.h` and the `mpi` module only, as `mpi_f08`
-/// never had them.
+/// `types::MPI1_LB`/`MPI1_UB`); in `mpif.h`, `mpi` and `mpi_f08` alike, as in Open MPI
+/// 4.1 (MPICH's test `f08/datatype/allctypesf08` names them through `mpi_f08`).
 const MPI1_MARKERS: &[(&str, i64)] = &[("MPI_LB", 0x3f0), ("MPI_UB", 0x3f1)];
 
 /// Sentinel variables: name, Fortran type and shape, common block. The library's
@@ -100,11 +100,14 @@ pub fn declarations(constants: &[Constant], style: Style) -> Result<String, Stri
         }
         declare(&mut out, name, "integer", &value.to_string());
     }
-    if style == Style::Integer {
-        out.push_str("! MPI-1 bound markers (removed in MPI-3, kept for old codes)\n");
-        for (name, value) in MPI1_MARKERS {
-            declare(&mut out, name, "integer", &value.to_string());
-        }
+    out.push_str("! MPI-1 bound markers (removed in MPI-3, kept for old codes)\n");
+    for (name, value) in MPI1_MARKERS {
+        let marker = Constant {
+            name: name.to_string(),
+            value: *value,
+            kind: ConstKind::Handle("MPI_Datatype".into()),
+        };
+        declare_constant(&mut out, &marker, style);
     }
     out.push_str("! Constants and predefined handles of mpi.h, with the MPI-5 ABI values\n");
     let mut seen = std::collections::HashSet::new();
@@ -112,18 +115,7 @@ pub fn declarations(constants: &[Constant], style: Style) -> Result<String, Stri
         if replaced_by_fortran(&c.name) || !seen.insert(c.name.to_ascii_lowercase()) {
             continue;
         }
-        match (&c.kind, style) {
-            (ConstKind::Handle(ty), Style::F08) => declare(
-                &mut out,
-                &c.name,
-                &format!("type({ty})"),
-                &format!("{ty}({})", c.value),
-            ),
-            (ConstKind::Wide, _) => {
-                declare(&mut out, &c.name, "integer(kind=8)", &c.value.to_string())
-            }
-            _ => declare(&mut out, &c.name, "integer", &c.value.to_string()),
-        }
+        declare_constant(&mut out, c, style);
     }
     out.push_str("! Sentinels: the library recognises these variables by address\n");
     for (name, ty, shape, block) in SENTINELS {
@@ -141,12 +133,27 @@ pub fn declarations(constants: &[Constant], style: Style) -> Result<String, Stri
     Ok(out)
 }
 
+/// A constant of mpi.h (or a marker) as the binding of `style` declares it: handles are
+/// `TYPE(MPI_Comm)`... in `mpi_f08`, `INTEGER`s elsewhere.
+fn declare_constant(out: &mut String, c: &Constant, style: Style) {
+    match (&c.kind, style) {
+        (ConstKind::Handle(ty), Style::F08) => declare(
+            out,
+            &c.name,
+            &format!("type({ty})"),
+            &format!("{ty}({})", c.value),
+        ),
+        (ConstKind::Wide, _) => declare(out, &c.name, "integer(kind=8)", &c.value.to_string()),
+        _ => declare(out, &c.name, "integer", &c.value.to_string()),
+    }
+}
+
 fn declare(out: &mut String, name: &str, ty: &str, value: &str) {
     let _ = writeln!(out, "      {ty} {name}");
     let _ = writeln!(out, "      parameter ({name}={value})");
 }
 
-/// The predefined callbacks (procedures of fortran/special.f90 and support.f90),
+/// The predefined callbacks (procedures of fortran/support.f90),
 /// declared `EXTERNAL` so programs can pass them to MPI_*_create_keyval,
 /// MPI_KEYVAL_CREATE and MPI_REGISTER_DATAREP.
 const PREDEFINED_CALLBACKS: &[&str] = &[
@@ -256,8 +263,11 @@ mod tests {
         assert!(text.contains("parameter (MPI_COMM_WORLD=MPI_Comm(257))"));
         assert!(text.contains("type(MPI_Status) MPI_STATUSES_IGNORE(1)"));
         assert!(!text.contains("MPI_SOURCE"));
+        assert!(text.contains("parameter (MPI_LB=MPI_Datatype(1008))"));
+        assert!(text.contains("parameter (MPI_UB=MPI_Datatype(1009))"));
         let text = declarations(&c, Style::Integer).unwrap();
         assert!(text.contains("parameter (MPI_COMM_WORLD=257)"));
+        assert!(text.contains("parameter (MPI_LB=1008)"));
     }
 
     #[test]

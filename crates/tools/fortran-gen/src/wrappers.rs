@@ -4,6 +4,7 @@
 
 use crate::classify::{Kind, Returns, Scalar, Signature, StringShape};
 use crate::header::{CParam, Prototype};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// The symbol gfortran calls for an external procedure named `name`.
@@ -25,8 +26,14 @@ struct Parts {
     /// Copies of C string results into the Fortran arguments, kept apart: a routine with
     /// a `flag` result leaves its string argument alone when the flag says there is none.
     string_outs: Vec<String>,
+    /// The in/out lengths of those strings, set after the copies (which test what the
+    /// caller gave) and under the same condition.
+    length_outs: Vec<String>,
     /// String arguments lose their leading blanks too (info keys and values).
     strip_leading: bool,
+    /// The condition under which a string result is copied back, by parameter name: the
+    /// caller gave its in/out length room (0 asks for the length alone).
+    rooms: HashMap<String, String>,
 }
 
 impl Parts {
@@ -119,10 +126,24 @@ impl Parts {
                 } else {
                     self.before
                         .push(format!("call crossmpi_string_buffer({len}, {s})"));
-                    self.string_outs
-                        .push(format!("call crossmpi_string_out({s}, {a}, {len})"));
+                    let copy = format!("call crossmpi_string_out({s}, {a}, {len})");
+                    self.string_outs.push(match self.rooms.get(name) {
+                        Some(room) => format!("if ({room}) {copy}"),
+                        None => copy,
+                    });
                 }
                 self.actuals.push(format!("c_loc({s})"));
+            }
+            Kind::StringLength { string } => {
+                let l = format!("l_{name}");
+                self.decls.push(format!("integer(c_int) :: {a}"));
+                self.c_decls.push(format!("type(c_ptr), value :: {name}"));
+                self.locals.push(format!("integer(c_int), target :: {l}"));
+                self.before
+                    .push(format!("{l} = crossmpi_c_length({a}, a_{string}_len)"));
+                self.actuals.push(format!("c_loc({l})"));
+                self.length_outs
+                    .push(format!("if (ierr_c == 0) {a} = {l} - 1"));
             }
             Kind::Procedure => {
                 self.decls.push(format!("type(c_funptr), value :: {a}"));
@@ -171,7 +192,7 @@ impl Parts {
                     .push(format!("integer(c_intptr_t), value :: {name}"));
                 self.actuals.push(format!("int({a}, c_intptr_t)"));
             }
-            Kind::AttrOut { wide, keyval, flag } => {
+            Kind::AttrOut { wide, flag } => {
                 let v = format!("v_{name}");
                 self.decls
                     .push(format!("integer({}) :: {a}", attr_kind(*wide)));
@@ -180,7 +201,7 @@ impl Parts {
                     .push(format!("integer(c_intptr_t), target :: {v}"));
                 self.actuals.push(format!("c_loc({v})"));
                 self.after.push(format!(
-                    "if (ierr_c == 0 .and. crossmpi_int_at(a_{flag}) /= 0) &\n      {a} = int(crossmpi_attr_value(a_{keyval}, {v}), {})",
+                    "if (ierr_c == 0 .and. crossmpi_int_at(a_{flag}) /= 0) {a} = int({v}, {})",
                     attr_kind(*wide)
                 ));
             }
@@ -194,6 +215,16 @@ fn attr_kind(wide: bool) -> &'static str {
     } else {
         Scalar::Int.c_kind()
     }
+}
+
+/// The C library's entry for the Fortran binding of `MPI_X` that takes and gives
+/// Fortran's view of attribute values: `crossmpi_fortran_x` (crates/abi's
+/// `export_with_fortran!`).
+fn fortran_entry(name: &str) -> String {
+    format!(
+        "crossmpi_fortran_{}",
+        name.trim_start_matches("MPI_").to_ascii_lowercase()
+    )
 }
 
 /// Joins items as continued Fortran lines, one per line.
@@ -216,6 +247,17 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
     // The standard strips leading and trailing blanks from Fortran info keys and values.
     let mut parts = Parts {
         strip_leading: f.name.starts_with("MPI_Info_"),
+        rooms: f
+            .params
+            .iter()
+            .zip(&sig.params)
+            .filter_map(|(p, k)| match k {
+                Kind::StringLength { string } => {
+                    Some((string.clone(), format!("a_{} > 0", p.name)))
+                }
+                _ => None,
+            })
+            .collect(),
         ..Parts::default()
     };
     for (p, k) in f.params.iter().zip(&sig.params) {
@@ -226,11 +268,18 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
         .iter()
         .zip(&sig.params)
         .any(|(p, k)| p.name == "flag" && *k == Kind::Address);
-    let c_name = match entry {
+    let name = match entry {
         Entry::Mpi => f.name.clone(),
         Entry::Profiling => format!("P{}", f.name),
     };
-    let lower = c_name.to_ascii_lowercase();
+    // Attribute values: both entries call the library's Fortran entry (as in MPICH and
+    // Open MPI, a C tool interposing MPI_Comm_set_attr does not see Fortran's calls).
+    let c_name = if sig.takes_attribute_values() {
+        fortran_entry(&f.name)
+    } else {
+        name.clone()
+    };
+    let lower = name.to_ascii_lowercase();
     let mut dummies = parts.dummies.clone();
     if sig.returns == Returns::ErrorCode {
         dummies.push("ierror".into());
@@ -246,7 +295,7 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
         out,
         "{kind} crossmpi_{lower}({}) &\n    bind(C, name=\"{}\")",
         continued(&dummies, "    "),
-        fortran_symbol(&c_name)
+        fortran_symbol(&name)
     );
     out.push_str("  use crossmpi_fortran_support\n  implicit none\n");
     for d in &parts.decls {
@@ -291,13 +340,14 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
     for a in &parts.after {
         let _ = writeln!(out, "  {a}");
     }
-    if flag && !parts.string_outs.is_empty() {
+    let results: Vec<&String> = parts.string_outs.iter().chain(&parts.length_outs).collect();
+    if flag && !results.is_empty() {
         // MPI_Info_get: with flag false, `value` keeps what the caller had in it.
         out.push_str(
             "  if (crossmpi_flag_set(a_flag)) then
 ",
         );
-        for a in &parts.string_outs {
+        for a in &results {
             let _ = writeln!(out, "    {a}");
         }
         out.push_str(
@@ -305,7 +355,7 @@ pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
 ",
         );
     } else {
-        for a in &parts.string_outs {
+        for a in &results {
             let _ = writeln!(out, "  {a}");
         }
     }
@@ -443,5 +493,74 @@ mod tests {
             Entry::Mpi,
         );
         assert!(!w.contains("a_newcomm = int"), "{w}");
+    }
+
+    #[test]
+    fn attribute_calls_go_to_the_fortran_entry_from_both_names() {
+        let f = parse_prototype(
+            "int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);",
+        )
+        .unwrap();
+        let sig = errors(vec![
+            Kind::Handle,
+            Kind::Value(Scalar::Int),
+            Kind::AttrOut {
+                wide: true,
+                flag: "flag".into(),
+            },
+            Kind::Address,
+        ]);
+        for (entry, symbol) in [
+            (Entry::Mpi, "mpi_comm_get_attr_"),
+            (Entry::Profiling, "pmpi_comm_get_attr_"),
+        ] {
+            let w = wrapper(&f, &sig, entry);
+            assert!(w.contains(&format!("bind(C, name=\"{symbol}\")")), "{w}");
+            assert!(
+                w.contains("bind(C, name=\"crossmpi_fortran_comm_get_attr\")"),
+                "{w}"
+            );
+            assert!(
+                w.contains("if (ierr_c == 0 .and. crossmpi_int_at(a_flag) /= 0) a_attribute_val = int(v_attribute_val, c_intptr_t)"),
+                "{w}"
+            );
+        }
+        let f =
+            parse_prototype("int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);").unwrap();
+        let w = wrapper(
+            &f,
+            &errors(vec![Kind::Handle, Kind::Value(Scalar::Int)]),
+            Entry::Profiling,
+        );
+        assert!(w.contains("bind(C, name=\"PMPI_Comm_delete_attr\")"), "{w}");
+    }
+
+    #[test]
+    fn nul_counted_lengths_convert_and_guard_the_string() {
+        let f = parse_prototype("int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);").unwrap();
+        let sig = errors(vec![
+            Kind::Handle,
+            Kind::Handle,
+            Kind::Value(Scalar::Int),
+            Kind::StringLength {
+                string: "pset_name".into(),
+            },
+            Kind::StringOut,
+        ]);
+        let w = wrapper(&f, &sig, Entry::Mpi);
+        assert!(
+            w.contains("l_pset_len = crossmpi_c_length(a_pset_len, a_pset_name_len)"),
+            "{w}"
+        );
+        let copy = w
+            .find("if (a_pset_len > 0) call crossmpi_string_out(s_pset_name, a_pset_name, a_pset_name_len)")
+            .expect(&w);
+        let length = w
+            .find("if (ierr_c == 0) a_pset_len = l_pset_len - 1")
+            .expect(&w);
+        assert!(
+            copy < length,
+            "the string is copied before its length changes: {w}"
+        );
     }
 }
