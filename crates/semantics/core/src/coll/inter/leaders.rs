@@ -2,6 +2,7 @@
 
 use crate::coll::bcast::binomial as bcast;
 use crate::coll::reduce::binomial as reduce;
+use crate::coll::reduce_scatter::blocks;
 use crate::coll::scatter::linear as scatter;
 use crate::coll::sched::{Peer, Sched, Span};
 use crate::coll::team::Team;
@@ -108,13 +109,5 @@ pub fn reduce_scatter(s: &mut Sched, input: Span, lens: &[usize], mine: Span, co
     s.send(Peer::Remote(0), ours);
     s.recv(Peer::Remote(0), theirs);
     s.wait();
-    let mut at = 0;
-    let blocks: Vec<Span> = lens
-        .iter()
-        .map(|&l| {
-            at += l;
-            theirs.sub(at - l, l)
-        })
-        .collect();
-    scatter::build(s, t, 0, &blocks, Some(mine));
+    scatter::build(s, t, 0, &blocks(theirs, lens), Some(mine));
 }

@@ -11,15 +11,7 @@ pub fn build(s: &mut Sched, t: Team, input: Span, lens: &[usize], mine: Span, co
     if t.me == 0 {
         let whole = s.temp(input.len);
         reduce::build(s, t, 0, input, Some(whole), commutative);
-        let mut at = 0;
-        let blocks: Vec<Span> = lens
-            .iter()
-            .map(|&l| {
-                at += l;
-                whole.sub(at - l, l)
-            })
-            .collect();
-        scatter::build(s, t, 0, &blocks, Some(mine));
+        scatter::build(s, t, 0, &super::blocks(whole, lens), Some(mine));
     } else {
         reduce::build(s, t, 0, input, None, commutative);
         scatter::build(s, t, 0, &[], Some(mine));
