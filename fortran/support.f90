@@ -227,8 +227,9 @@ contains
     s(n + 1) = c_null_char
   end subroutine
 
-  ! An info key or value: leading blanks go too, as the standard says for Fortran.
-  subroutine crossmpi_info_string_in(f, flen, s)
+  ! A string the standard strips both ends of in Fortran (info keys and values, a spawn
+  ! command): leading blanks go too.
+  subroutine crossmpi_stripped_string_in(f, flen, s)
     character(kind=c_char), intent(in) :: f(*)
     integer(c_size_t), value :: flen
     character(kind=c_char), allocatable, intent(out) :: s(:)
@@ -614,16 +615,29 @@ contains
     end do
   end function
 
+  ! Number of leading blanks of the Fortran string s(first:first+flen-1).
+  integer(c_size_t) function leading_blanks(s, first, flen)
+    character(kind=c_char), intent(in) :: s(:)
+    integer(c_size_t), intent(in) :: first, flen
+    leading_blanks = 0
+    do while (leading_blanks < flen)
+      if (s(first + leading_blanks) /= ' ') exit
+      leading_blanks = leading_blanks + 1
+    end do
+  end function
+
   ! Fills list with C strings copied from the Fortran CHARACTER elements at p of length
-  ! flen: elements(i) is an element index (0-based), or -1 for a NULL pointer (an argv
-  ! terminator). list%ptrs(i) points at the string of elements(i).
+  ! flen, without their leading and trailing blanks (the standard strips both from the
+  ! spawn calls' commands and arguments in Fortran): elements(i) is an element index
+  ! (0-based), or -1 for a NULL pointer (an argv terminator). list%ptrs(i) points at the
+  ! string of elements(i).
   subroutine fill_strings(p, flen, elements, list)
     type(c_ptr), value :: p
     integer(c_size_t), value :: flen
     integer(c_size_t), intent(in) :: elements(:)
     type(crossmpi_string_list), target, intent(inout) :: list
     character(kind=c_char), pointer :: s(:)
-    integer(c_size_t) :: i, n, total, at, first
+    integer(c_size_t) :: i, n, total, at, first, lead
     call c_f_pointer(p, s, [flen * (maxval([elements, 0_c_size_t]) + 1)])
     total = 0
     do i = 1, size(elements)
@@ -636,6 +650,9 @@ contains
       if (elements(i) < 0) cycle
       first = elements(i) * flen + 1
       n = trimmed_length(s, first, flen)
+      lead = leading_blanks(s, first, n)
+      first = first + lead
+      n = n - lead
       list%chars(at:at + n - 1) = s(first:first + n - 1)
       list%chars(at + n) = c_null_char
       list%ptrs(i) = c_loc(list%chars(at))

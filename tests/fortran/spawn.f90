@@ -1,8 +1,9 @@
 ! ranks: 1 2
 ! requires: MPI_Comm_spawn MPI_Comm_spawn_multiple MPI_Comm_get_parent MPI_Comm_disconnect
 ! Dynamic processes from Fortran: MPI_COMM_SPAWN with a CHARACTER argv ended by a blank
-! element (trailing blanks dropped), MPI_COMM_SPAWN_MULTIPLE with ARRAY_OF_ARGV(COUNT, *)
-! and MPI_ERRCODES_IGNORE, and MPI_ARGV_NULL. The program spawns itself; a child knows
+! element (leading and trailing blanks dropped, from the command too, as the standard
+! says for Fortran), MPI_COMM_SPAWN_MULTIPLE with ARRAY_OF_ARGV(COUNT, *) and
+! MPI_ERRCODES_IGNORE, and MPI_ARGV_NULL. The program spawns itself; a child knows
 ! its role from its first argument and tells the parents whether its arguments arrived.
 ! Every spawn must succeed (crossmpi's mpirun and Open MPI's both spawn).
 module spawn_child
@@ -58,10 +59,11 @@ program spawn
   call get_command_argument(0, self)
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
 
-  argv = [character(len=12) :: 'child', 'two words   ', '']
+  argv = [character(len=12) :: 'child', '  two words ', '']
   errcodes = -1
   intercomm = MPI_COMM_NULL
-  call MPI_Comm_spawn(self, argv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, intercomm, errcodes, ierr)
+  call MPI_Comm_spawn('  ' // trim(self), argv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, intercomm, &
+                      errcodes, ierr)
   call check_success(ierr, 'MPI_Comm_spawn')
   call check(intercomm /= MPI_COMM_NULL, 'an intercommunicator')
   call check(all(errcodes == MPI_SUCCESS), 'every child started')
@@ -94,7 +96,7 @@ contains
     call MPI_Comm_disconnect(intercomm, ierr)
   end subroutine
 
-  ! MPI_Comm_spawn_multiple with the program twice, argv rows ('multi', 'a') and
+  ! MPI_Comm_spawn_multiple with the program twice, argv rows ('multi', ' a') and
   ! ('multi', 'b') in a CHARACTER array as long as the command.
   subroutine spawn_two_commands(self)
     character(len=*), intent(in) :: self
@@ -103,7 +105,7 @@ contains
     commands = self
     argvs = ''
     argvs(:, 1) = 'multi'
-    argvs(1, 2) = 'a'
+    argvs(1, 2) = ' a'
     argvs(2, 2) = 'b'
     call MPI_Comm_spawn_multiple(2, commands, argvs, [1, 1], [MPI_INFO_NULL, MPI_INFO_NULL], 0, &
                                  MPI_COMM_WORLD, intercomm, MPI_ERRCODES_IGNORE, ierr)

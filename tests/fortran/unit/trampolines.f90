@@ -292,7 +292,7 @@ program trampolines
   argv = [character(len=10) :: 'ab', ' c d  ', '']
   call crossmpi_argv_in(c_loc(argv), 10_c_size_t, list)
   call join_argv(list%c, joined, size(joined, kind=c_size_t))
-  call check(fortran_string(joined) == 'ab| c d|', 'argv: trailing blanks dropped, blank ends it')
+  call check(fortran_string(joined) == 'ab|c d|', 'argv: leading and trailing blanks dropped, blank ends it')
   call crossmpi_argv_in(transfer(loc(f_argv_null), c_null_ptr), 1_c_size_t, list2)
   call join_argv(list2%c, joined, size(joined, kind=c_size_t))
   call check(fortran_string(joined) == '(null)', 'MPI_ARGV_NULL gives NULL')

@@ -29,7 +29,8 @@ struct Parts {
     /// The in/out lengths of those strings, set after the copies (which test what the
     /// caller gave) and under the same condition.
     length_outs: Vec<String>,
-    /// String arguments lose their leading blanks too (info keys and values).
+    /// String arguments lose their leading blanks too (info keys and values, the spawn
+    /// command).
     strip_leading: bool,
     /// The condition under which a string result is copied back, by parameter name: the
     /// caller gave its in/out length room (0 asks for the length alone).
@@ -118,7 +119,7 @@ impl Parts {
                 ));
                 if *kind == Kind::StringIn {
                     let convert = if self.strip_leading {
-                        "crossmpi_info_string_in"
+                        "crossmpi_stripped_string_in"
                     } else {
                         "crossmpi_string_in"
                     };
@@ -244,9 +245,11 @@ pub enum Entry {
 }
 
 pub fn wrapper(f: &Prototype, sig: &Signature, entry: Entry) -> String {
-    // The standard strips leading and trailing blanks from Fortran info keys and values.
+    // The standard strips leading and trailing blanks from Fortran info keys and values
+    // and from MPI_COMM_SPAWN's command (the spawn arguments and MPI_COMM_SPAWN_MULTIPLE's
+    // commands go through fortran/support.f90's string lists, which strip both too).
     let mut parts = Parts {
-        strip_leading: f.name.starts_with("MPI_Info_"),
+        strip_leading: f.name.starts_with("MPI_Info_") || f.name == "MPI_Comm_spawn",
         rooms: f
             .params
             .iter()
