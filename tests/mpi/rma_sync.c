@@ -157,6 +157,45 @@ int main(int argc, char **argv) {
   CHECK(through_get == nr * 11, "get on a shared window: %ld", through_get);
   MPI_OK(MPI_Win_unlock_all(sw));
   MPI_OK(MPI_Win_free(&sw));
+
+  /* noncontiguous parts, the odd members' empty: an empty part has no address */
+  MPI_Info noncontig;
+  MPI_OK(MPI_Info_create(&noncontig));
+  MPI_OK(MPI_Info_set(noncontig, "alloc_shared_noncontig", "true"));
+  MPI_OK(MPI_Win_allocate_shared(nme % 2 ? 0 : sizeof(long), sizeof(long), noncontig, node, &part, &sw));
+  MPI_OK(MPI_Info_free(&noncontig));
+  for (int r = 0; r < nn; r++) {
+    MPI_OK(MPI_Win_shared_query(sw, r, &qsize, &qunit, &theirs));
+    /* (Open MPI rounds a noncontiguous part up to a page) */
+    CHECK(r % 2 ? qsize == 0 && theirs == NULL : qsize >= (MPI_Aint)sizeof(long) && theirs != NULL,
+          "noncontig shared_query of %d: size %ld base %p", r, (long)qsize, (void *)theirs);
+  }
+  MPI_OK(MPI_Win_free(&sw));
+
+  /* MPI-4.1: any flavor may be asked. A window of MPI_Win_allocate is mapped on the
+   * node here, so a node member's part is there to load; one over memory the program
+   * gave (MPI_Win_create) is not: size 0, NULL. Open MPI 4.1 (MPI-3.1) refuses both. */
+  if (!t_peer()) {
+    long *mine_alloc;
+    MPI_OK(MPI_Win_allocate(2 * sizeof(long), sizeof(long), MPI_INFO_NULL, node, &mine_alloc, &sw));
+    MPI_OK(MPI_Win_lock_all(0, sw));
+    mine_alloc[1] = 700 + nme;
+    MPI_OK(MPI_Win_sync(sw));
+    MPI_Barrier(node);
+    MPI_OK(MPI_Win_sync(sw));
+    MPI_OK(MPI_Win_shared_query(sw, nr, &qsize, &qunit, &theirs));
+    CHECK(qsize == 2 * (MPI_Aint)sizeof(long) && qunit == sizeof(long) && theirs && theirs[1] == 700 + nr,
+          "shared_query of an allocated window: size %ld unit %d value %ld", (long)qsize, qunit,
+          theirs ? theirs[1] : -1L);
+    MPI_OK(MPI_Win_unlock_all(sw));
+    MPI_OK(MPI_Win_free(&sw));
+    long given[2];
+    MPI_OK(MPI_Win_create(given, sizeof given, sizeof(long), MPI_INFO_NULL, node, &sw));
+    MPI_OK(MPI_Win_shared_query(sw, nr, &qsize, &qunit, &theirs));
+    CHECK(qsize == 0 && theirs == NULL, "shared_query of a created window: size %ld base %p", (long)qsize,
+          (void *)theirs);
+    MPI_OK(MPI_Win_free(&sw));
+  }
   MPI_Comm_free(&node);
 
   /* ---- dynamic window: attach, publish the address, put to it, detach. */

@@ -219,6 +219,13 @@ fn shared_query(
 ) -> c_int {
     call(win, || {
         let (s, unit, base) = rma::shared_query(f, resolve(f, win)?, rank)?;
+        // Noncontiguous parts stand alone: an empty one has no address.
+        let noncontig = with_entry(f, win, |e| {
+            Ok(e.info
+                .iter()
+                .any(|(k, v)| k == "alloc_shared_noncontig" && v == "true"))
+        })?;
+        let base = if s == 0 && noncontig { 0 } else { base };
         out(f, "size", size, s as isize)?;
         disp_unit(unit)?;
         out(f, "baseptr", baseptr as *mut usize, base)

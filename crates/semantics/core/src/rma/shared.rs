@@ -252,18 +252,14 @@ pub fn allocate(
 }
 
 /// `MPI_Win_shared_query`: (size, disp_unit, base address in this process) of `rank`'s
-/// part; `MPI_PROC_NULL` gives the first member with a non-empty part.
+/// part; `MPI_PROC_NULL` gives the first member with a non-empty part. Any flavor may be
+/// asked (MPI-4.1): a part this process does not map (another node's, or any part of a
+/// window over memory the application gave) is size 0 at address 0 (NULL). An empty part
+/// this process maps keeps its place in the segment (where it would begin in contiguous
+/// memory, as Open MPI gives it); the C layer makes it NULL under
+/// `alloc_shared_noncontig`, as Open MPI and MPICH do.
 pub fn shared_query(function: &str, win: WinId, rank: i32) -> MpiResult<(u64, u64, usize)> {
     super::with_win(function, win, |_, w| {
-        let Some(seg) = w.shared.as_ref().filter(|_| w.flavor == Flavor::Shared) else {
-            return Err(MpiError::arg(
-                ErrorClass::RmaFlavor,
-                function,
-                "win",
-                win.index,
-                "only windows of MPI_Win_allocate_shared have shared memory",
-            ));
-        };
         let n = w.remote.len();
         let r = if rank == crate::request::PROC_NULL {
             (0..n).find(|&r| w.remote[r].size > 0).unwrap_or(0)
@@ -271,11 +267,14 @@ pub fn shared_query(function: &str, win: WinId, rank: i32) -> MpiResult<(u64, u6
             super::member(function, "rank", n, rank)?
         };
         let remote = w.remote[r];
-        Ok((
-            remote.size,
-            remote.disp_unit,
-            seg.addr + seg.offsets[r] as usize,
-        ))
+        let mapped = w
+            .shared
+            .as_ref()
+            .and_then(|seg| seg.part_of(w.group.world_rank(r)));
+        Ok(match mapped {
+            Some(addr) => (remote.size, remote.disp_unit, addr),
+            None => (0, remote.disp_unit, 0),
+        })
     })
 }
 
