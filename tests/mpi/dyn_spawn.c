@@ -91,6 +91,10 @@ static int child(int argc, char **argv, MPI_Comm parent) {
   MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   t_rank = rank;
   MPI_OK(MPI_Comm_remote_size(parent, &rsize));
+  char name[MPI_MAX_OBJECT_NAME];
+  int name_len = 0;
+  MPI_OK(MPI_Comm_get_name(parent, name, &name_len));
+  CHECK(strcmp(name, "MPI_COMM_PARENT") == 0, "the parent's default name is \"%s\"", name);
   MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
   CHECK(flag, "a spawned process has MPI_APPNUM");
   MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag));

@@ -134,6 +134,8 @@ pub fn connect_parent(function: &str) -> MpiResult<()> {
         )
     })?;
     runtime::with(function, |rt| {
+        // Its default name, as the standard gives it (MPI_Comm_get_name).
+        rt.comm_mut(function, parent)?.name = "MPI_COMM_PARENT".into();
         rt.dynamic.parent = Some(parent);
         Ok(())
     })
