@@ -84,6 +84,33 @@ static void exercise(MPI_Comm inter, int parent_side, int nparents, int nchildre
 }
 
 /* A spawned process: argv[1] says what it was spawned as. */
+/* Parents and children (high = 1) merge, split the merged communicator by parity of
+ * rank (each half holds processes of both jobs, whose process tables differ), join the
+ * halves with MPI_Intercomm_create through the merged communicator and exchange with
+ * the remote process of the same rank: the groups travel between the leaders as
+ * processes both jobs know, not as one process's indices. */
+static void mixed_halves(MPI_Comm inter, int high) {
+  MPI_Comm merged, half, across;
+  int m, n;
+  MPI_OK(MPI_Intercomm_merge(inter, high, &merged));
+  MPI_OK(MPI_Comm_rank(merged, &m));
+  MPI_OK(MPI_Comm_size(merged, &n));
+  MPI_OK(MPI_Comm_split(merged, m % 2, m, &half));
+  MPI_OK(MPI_Intercomm_create(half, 0, merged, (m + 1) % 2, 77, &across));
+  int r, rsize, got = -1;
+  MPI_OK(MPI_Comm_rank(across, &r));
+  MPI_OK(MPI_Comm_remote_size(across, &rsize));
+  CHECK(rsize == (m % 2 ? (n + 1) / 2 : n / 2), "mixed halves: remote size %d", rsize);
+  if (r < rsize) {
+    MPI_OK(MPI_Sendrecv(&m, 1, MPI_INT, r, 5, &got, 1, MPI_INT, r, 5, across, MPI_STATUS_IGNORE));
+    /* the remote process of rank r has merged rank 2r + (the other parity) */
+    CHECK(got == 2 * r + (m + 1) % 2, "mixed halves: merged %d got %d from remote %d", m, got, r);
+  }
+  MPI_OK(MPI_Comm_free(&across));
+  MPI_OK(MPI_Comm_free(&half));
+  MPI_OK(MPI_Comm_free(&merged));
+}
+
 static int child(int argc, char **argv, MPI_Comm parent) {
   t_name = "dyn_spawn child";
   int rank, size, rsize, flag, *appnum, *universe;
@@ -129,6 +156,8 @@ static int child(int argc, char **argv, MPI_Comm parent) {
     MPI_OK(MPI_Comm_disconnect(&grand));
     v += rank;
     MPI_OK(MPI_Send(&v, 1, MPI_INT, 0, 4, parent));
+  } else if (strcmp(role, "mix") == 0) {
+    mixed_halves(parent, 1);
   } else if (strcmp(role, "grandchild") == 0) {
     int v = 4242;
     MPI_OK(MPI_Send(&v, 1, MPI_INT, 0, 3, parent));
@@ -185,6 +214,14 @@ static void spawn_two_commands(const char *self) {
       MPI_OK(MPI_Recv(&v, 1, MPI_INT, c, 9, inter, MPI_STATUS_IGNORE));
       CHECK(v == (c == 0 ? 0 : 100 + c), "child %d of spawn_multiple said %d", c, v);
     }
+  MPI_OK(MPI_Comm_disconnect(&inter));
+}
+
+static void spawn_mixed(const char *self) {
+  char *margv[] = {"mix", NULL};
+  MPI_Comm inter;
+  MPI_OK(MPI_Comm_spawn(self, margv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+  mixed_halves(inter, 0);
   MPI_OK(MPI_Comm_disconnect(&inter));
 }
 
@@ -253,6 +290,7 @@ int main(int argc, char **argv) {
   spawn_children(argv[0], 3, NULL);
   spawn_two_commands(argv[0]);
   spawn_nested(argv[0]);
+  spawn_mixed(argv[0]);
   /* Open MPI 4.1 ends the whole job when a spawned program cannot be started. */
   if (!t_peer()) spawn_errors();
   t_finish();

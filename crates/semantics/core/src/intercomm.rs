@@ -104,8 +104,16 @@ pub fn create(
     } else {
         None
     };
-    // The leaders swap their groups (length first), then share them locally.
-    let mine: Vec<u8> = group.members.iter().flat_map(|w| w.to_le_bytes()).collect();
+    // The leaders swap their groups (length first), then share them locally, as process
+    // keys: the processes may belong to different jobs (spawned, connected), whose
+    // process indices differ from process to process.
+    let mine: Vec<u8> = runtime::with(function, |rt| {
+        Ok(group
+            .members
+            .iter()
+            .flat_map(|&w| rt.dynamic.key_of(w).to_le_bytes())
+            .collect())
+    })?;
     let remote_len = swap_during_create(
         function,
         local,
@@ -118,12 +126,24 @@ pub fn create(
         l.swap(function, &mine, &mut remote_bytes)?;
     }
     bcast_bytes(function, local, local_leader, &mut remote_bytes)?;
-    let remote = Group::new(
+    let remote = runtime::with(function, |rt| {
         remote_bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect(),
-    );
+            .chunks_exact(8)
+            .map(|c| {
+                let key = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                rt.dynamic.index_of_key(key).ok_or_else(|| {
+                    MpiError::arg(
+                        ErrorClass::Comm,
+                        function,
+                        "peer_comm",
+                        format!("remote process key {key:#x}"),
+                        "a process of the remote group is not connected to this one",
+                    )
+                })
+            })
+            .collect::<MpiResult<Vec<u32>>>()
+    })
+    .map(Group::new)?;
     // The salt: the larger of the two local communicators' contexts, the same on both
     // sides and different for creations racing in one process.
     let here = runtime::with(function, |rt| Ok(rt.comm(function, local)?.context))?;

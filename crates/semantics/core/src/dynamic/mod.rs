@@ -78,7 +78,8 @@ impl Dynamic {
         }
     }
 
-    fn index_of_key(&self, key: u64) -> Option<u32> {
+    /// The process index of the process with `key`, if this process knows it.
+    pub fn index_of_key(&self, key: u64) -> Option<u32> {
         if key & !0xffff_ffff == self.job_key && ((key & 0xffff_ffff) as u32) < self.world {
             return Some((key & 0xffff_ffff) as u32);
         }
