@@ -63,7 +63,9 @@ fn too_many(function: &str, t: &Datatype) -> IoError {
     )
 }
 
-/// `count` copies of `child`'s runs, copy k at `base + disp_of(k)`.
+/// `count` copies of `child`'s runs, copy k at `base + disp_of(k)`. The limit applies
+/// to the runs after adjacent ones merge: a vector of 2^29 adjacent 4-byte blocks is one
+/// run (MPICH's io/bigtype was refused before).
 fn repeat(
     function: &str,
     t: &Datatype,
@@ -72,11 +74,19 @@ fn repeat(
     out: &mut Runs,
     disp_of: impl Fn(u64) -> i64,
 ) -> IoResult<()> {
-    if (count as u128) * (child.len() as u128) + out.runs.len() as u128 > MAX_RUNS as u128 {
+    // Copies that cannot merge are counted up front, so that a list too long is refused
+    // before it is built; one run whose first two copies touch may merge all along.
+    let may_merge = child.len() == 1 && count > 1 && disp_of(1) - disp_of(0) == child[0].1 as i64;
+    if !may_merge
+        && (count as u128) * (child.len() as u128) + out.runs.len() as u128 > MAX_RUNS as u128
+    {
         return Err(too_many(function, t));
     }
     for k in 0..count {
         out.extend_shifted(child, disp_of(k));
+        if out.runs.len() as u64 > MAX_RUNS {
+            return Err(too_many(function, t));
+        }
     }
     Ok(())
 }
@@ -467,6 +477,17 @@ mod tests {
         check(&Datatype::vector(3, 2, 5, &int()).unwrap());
         let r = runs("t", &Datatype::vector(3, 2, 5, &int()).unwrap()).unwrap();
         assert_eq!(r, vec![(0, 8), (20, 8), (40, 8)]);
+    }
+
+    #[test]
+    fn the_run_limit_counts_merged_runs() {
+        // 2^27 adjacent 4-byte blocks (more than MAX_RUNS copies) are one run...
+        let block = Datatype::contiguous(1, &int()).unwrap();
+        let adjacent = Datatype::vector(1 << 27, 1, 1, &block).unwrap();
+        assert_eq!(runs("t", &adjacent).unwrap(), vec![(0, 4 << 27)]);
+        // ...while as many separate blocks are refused before any list is built.
+        let apart = Datatype::vector(1 << 27, 1, 2, &block).unwrap();
+        assert!(runs("t", &apart).is_err());
     }
 
     #[test]
