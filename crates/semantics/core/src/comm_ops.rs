@@ -338,13 +338,47 @@ pub(crate) fn sendrecv_world(
     })
 }
 
+/// The envelope with which rank `rank` of `group` talks to the group's other members on
+/// `context` with `tag`. It names the sender by its process index, not its rank in
+/// `group`: successive creations on one parent with different groups share the context
+/// and tag, and a member that is not in the next group goes on to the one after, whose
+/// messages a rank in the group would have mistaken for its own group's (MPICH's
+/// comm/comm_group_rand hung so).
+pub(crate) fn among(context: u64, tag: i32, group: &Group, rank: usize) -> Envelope {
+    Envelope {
+        context,
+        src: group.members[rank] as i32,
+        tag,
+    }
+}
+
+/// Every member's `mine` (all of one length), in `group` order, at rank 0 of `group`;
+/// empty at the others.
+fn gather_at_first(
+    function: &str,
+    env: Envelope,
+    group: &Group,
+    rank: usize,
+    mine: &[u8],
+) -> MpiResult<Vec<u8>> {
+    if rank != 0 {
+        sendrecv_world(function, env, Some(group.members[0]), mine, None, &mut [])?;
+        return Ok(Vec::new());
+    }
+    let mut all = vec![0u8; mine.len() * group.size()];
+    all[..mine.len()].copy_from_slice(mine);
+    for (&member, into) in group.members[1..]
+        .iter()
+        .zip(all.chunks_exact_mut(mine.len().max(1)).skip(1))
+    {
+        sendrecv_world(function, env, None, &[], Some(member as i32), into)?;
+    }
+    Ok(all)
+}
+
 /// Every member's `mine` (all of one length), in `group` order, known to every member of
 /// `group` (this process is rank `rank`): a gather to rank 0 and its broadcast, each on
-/// `context` with `tag`. Messages name their sender by its process index, not its rank
-/// in `group`: successive creations on one parent with different groups share the
-/// context and tag, and a member that is not in the next group goes on to the one
-/// after, whose messages a rank in the group would have mistaken for its own group's
-/// (MPICH's comm/comm_group_rand hung so).
+/// `context` with `tag` (see [`among`]).
 pub(crate) fn allgather_among(
     function: &str,
     context: u64,
@@ -353,23 +387,9 @@ pub(crate) fn allgather_among(
     rank: usize,
     mine: &[u8],
 ) -> MpiResult<Vec<u8>> {
-    let env = Envelope {
-        context,
-        src: group.members[rank] as i32,
-        tag,
-    };
-    let mut all = vec![0u8; mine.len() * group.size()];
-    if rank != 0 {
-        sendrecv_world(function, env, Some(group.members[0]), mine, None, &mut [])?;
-    } else {
-        all[..mine.len()].copy_from_slice(mine);
-        for (&member, into) in group.members[1..]
-            .iter()
-            .zip(all.chunks_exact_mut(mine.len().max(1)).skip(1))
-        {
-            sendrecv_world(function, env, None, &[], Some(member as i32), into)?;
-        }
-    }
+    let env = among(context, tag, group, rank);
+    let mut all = gather_at_first(function, env, group, rank, mine)?;
+    all.resize(mine.len() * group.size(), 0);
     bcast_among(function, env, group, rank, &mut all)?;
     Ok(all)
 }
@@ -399,7 +419,8 @@ pub(crate) fn bcast_among(
     Ok(())
 }
 
-/// Largest `value` among the members of `group` (see [`allgather_among`]).
+/// Largest `value` among the members of `group`: a gather to rank 0 and a broadcast of
+/// the largest (see [`among`]).
 pub(crate) fn allmax_among(
     function: &str,
     context: u64,
@@ -408,8 +429,11 @@ pub(crate) fn allmax_among(
     rank: usize,
     value: u64,
 ) -> MpiResult<u64> {
-    let all = allgather_among(function, context, tag, group, rank, &value.to_le_bytes())?;
-    Ok(max_of(&all))
+    let env = among(context, tag, group, rank);
+    let all = gather_at_first(function, env, group, rank, &value.to_le_bytes())?;
+    let mut max = max_of(&all).to_le_bytes();
+    bcast_among(function, env, group, rank, &mut max)?;
+    Ok(u64::from_le_bytes(max))
 }
 
 /// `MPI_Comm_create_group`: collective only over the members of `group`.

@@ -10,8 +10,8 @@ use crate::coll::{allgather_bytes, bcast_bytes};
 use crate::comm::UNDEFINED;
 use crate::comm::{CommId, Group};
 use crate::comm_ops::{
-    agree_with, allgather_among, allmax_among, bcast_among, check_intra, install, internal_tag,
-    max_of, sendrecv_world,
+    agree_with, allgather_among, allmax_among, among, bcast_among, check_intra, install,
+    internal_tag, max_of, sendrecv_world,
 };
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
@@ -258,11 +258,7 @@ impl Sides {
         if self.rank == 0 {
             self.leaders.swap(function, at_leader, &mut theirs)?;
         }
-        let env = Envelope {
-            context: self.context,
-            src: self.local.members[self.rank] as i32,
-            tag,
-        };
+        let env = among(self.context, tag, &self.local, self.rank);
         bcast_among(function, env, &self.local, self.rank, &mut theirs)?;
         Ok(theirs)
     }
@@ -270,12 +266,8 @@ impl Sides {
     /// The other side's value of `at_leader` (significant at the leader only), known to
     /// every member of this side.
     fn swap(&self, function: &str, tag: i32, at_leader: u64) -> MpiResult<u64> {
-        let theirs = if self.rank == 0 {
-            self.leaders.swap_u64(function, at_leader)?
-        } else {
-            0
-        };
-        self.local_max(function, tag, theirs)
+        let theirs = self.swap_bytes(function, tag, &at_leader.to_le_bytes(), 8)?;
+        Ok(u64::from_le_bytes(theirs.try_into().expect("8 bytes")))
     }
 }
 
