@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   MPI_Session s;
   MPI_Info info;
   MPI_OK(MPI_Info_create(&info));
-  MPI_OK(MPI_Info_set(info, "thread_level", "MPI_THREAD_MULTIPLE"));
+  MPI_OK(MPI_Info_set(info, "mpi_thread_support_level", "MPI_THREAD_MULTIPLE"));
   MPI_OK(MPI_Session_init(info, MPI_ERRORS_ARE_FATAL, &s));
   MPI_OK(MPI_Info_free(&info));
 
@@ -141,9 +141,16 @@ int main(int argc, char **argv) {
 
   MPI_OK(MPI_Session_get_info(s, &info));
   vlen = MPI_MAX_INFO_VAL;
+  MPI_OK(MPI_Info_get_string(info, "mpi_thread_support_level", &vlen, v, &flag));
+  CHECK(flag && strcmp(v, "MPI_THREAD_MULTIPLE") == 0, "mpi_thread_support_level %s", v);
+  /* MPICH's name for the key is reported too */
+  vlen = MPI_MAX_INFO_VAL;
   MPI_OK(MPI_Info_get_string(info, "thread_level", &vlen, v, &flag));
   CHECK(flag && strcmp(v, "MPI_THREAD_MULTIPLE") == 0, "thread_level %s", v);
   MPI_OK(MPI_Info_free(&info));
+  int provided = -1;
+  MPI_OK(MPI_Query_thread(&provided));
+  CHECK(provided == MPI_THREAD_MULTIPLE, "the session asked for MPI_THREAD_MULTIPLE; got %d", provided);
 
   /* a second session beside the first, then the World model joining */
   MPI_Session s2;

@@ -145,8 +145,16 @@ pub(crate) fn session_call(session: usize, body: impl FnOnce() -> MpiResult<()>)
     }
 }
 
+/// The info keys of a session's thread level: the standard's (MPI-4.0 section 11.3.1),
+/// and MPICH's, which programs written for MPICH set (its test suite among them).
+/// A requested level is read from the first present; both report the provided one.
+const THREAD_KEYS: [&str; 2] = ["mpi_thread_support_level", "thread_level"];
+
 fn thread_level(function: &str, pairs: &info::Pairs) -> MpiResult<c_int> {
-    let Some((_, v)) = pairs.iter().find(|(k, _)| k == "thread_level") else {
+    let requested = THREAD_KEYS
+        .iter()
+        .find_map(|key| pairs.iter().find(|(k, _)| k == key));
+    let Some((key, v)) = requested else {
         return Ok(MPI_THREAD_SINGLE);
     };
     let levels = [
@@ -164,7 +172,7 @@ fn thread_level(function: &str, pairs: &info::Pairs) -> MpiResult<c_int> {
                 ErrorClass::InfoValue,
                 function,
                 "info",
-                format!("thread_level={v}"),
+                format!("{key}={v}"),
                 "not one of MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED, _MULTIPLE",
             )
         })
@@ -256,8 +264,8 @@ export! {
                 runtime::init(f, level)?;
             }
             let provided = runtime::with(f, |rt| Ok(rt.thread_level))?;
-            let mut kept: info::Pairs = pairs.into_iter().filter(|(k, _)| k != "thread_level").collect();
-            kept.push(("thread_level".into(), level_name(provided).into()));
+            let mut kept: info::Pairs = pairs.into_iter().filter(|(k, _)| !THREAD_KEYS.contains(&k.as_str())).collect();
+            kept.extend(THREAD_KEYS.map(|k| (k.into(), level_name(provided).into())));
             let id = u.sessions.insert(Session { errhandler, info: kept });
             drop(u);
             out(f, "session", session, session_handle(id.index))

@@ -14,10 +14,12 @@ use crate::request::{
 };
 use crate::slab::{Id, Slab};
 use crate::userbuf::UserBuf;
+use awaiting::Awaiting;
 use copy_choice::{Copy, CopyChoice, Traffic};
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
+mod awaiting;
 pub mod copy_choice;
 
 /// Credit an eager message costs: its bytes plus a fixed charge, so floods of empty
@@ -161,8 +163,8 @@ pub struct State {
     pub peers: Vec<Peer>,
     pub requests: Slab<Request>,
     pub matching: Matching,
-    /// Sends waiting for a reply about message id -> request.
-    pending: HashMap<u64, ReqId>,
+    /// Sends waiting for a reply about their message.
+    pending: Awaiting,
     /// Sends whose cancellation is being asked, by message id.
     cancels: HashMap<u64, ReqId>,
     /// Receives that matched an eager message still arriving: (sender, message id) ->
@@ -194,7 +196,7 @@ pub struct State {
     /// Rendezvous receives that could have been pulled, moving by another way (streamed
     /// or split): the request, the way, its length and traffic, and when it asked for the
     /// data (their times feed `copy`).
-    timed: Vec<(ReqId, Copy, u64, Traffic, Instant)>,
+    timed: HashMap<ReqId, (Copy, u64, Traffic, Instant)>,
     /// When the last timed receive finished, streamed and split: several of one way in
     /// flight at once (a window of receives) are served one after another, so each counts
     /// from the later of its start and the previous one's end.
@@ -216,7 +218,7 @@ impl State {
             peers,
             requests: Slab::default(),
             matching: Matching::default(),
-            pending: HashMap::new(),
+            pending: Awaiting::default(),
             cancels: HashMap::new(),
             claimed: HashMap::new(),
             next_msg: 1,
@@ -229,7 +231,7 @@ impl State {
             impi_early: 0,
             early: HashMap::new(),
             copy: CopyChoice::new(u64::MAX, false),
-            timed: Vec::new(),
+            timed: HashMap::new(),
             timed_done: [None; 2],
             splits: Vec::new(),
             orphaned: Vec::new(),
@@ -371,7 +373,7 @@ impl State {
             return req;
         }
         if sync || !eager {
-            self.pending.insert(msg, req);
+            self.pending.insert(msg, req, dest);
         }
         let payload = if eager {
             Payload::Send {
@@ -520,7 +522,7 @@ impl State {
         };
         match s.state {
             SendState::Queued => {
-                if self.pending.contains_key(&s.msg) {
+                if self.pending.contains(s.msg) {
                     s.state = SendState::AwaitReceiver;
                 } else {
                     self.finish_send(req);
@@ -678,7 +680,7 @@ impl State {
                         },
                     );
                     self.timed
-                        .push((req, Copy::Split, len, traffic, Instant::now()));
+                        .insert(req, (Copy::Split, len, traffic, Instant::now()));
                     self.splits.push(Split {
                         req,
                         from,
@@ -690,9 +692,10 @@ impl State {
                     });
                     return;
                 }
-                Copy::Ring => self
-                    .timed
-                    .push((req, Copy::Ring, len, traffic, Instant::now())),
+                Copy::Ring => {
+                    self.timed
+                        .insert(req, (Copy::Ring, len, traffic, Instant::now()));
+                }
             }
         }
         self.queue_control(
@@ -707,12 +710,7 @@ impl State {
     /// Whether a message of ours to `peer` waits for its reply: a rendezvous (a long
     /// message), or a synchronous send's acknowledgement.
     fn sending_long_to(&self, peer: u32) -> bool {
-        self.pending.values().any(|&r| {
-            self.requests
-                .get(r)
-                .and_then(Request::send_op)
-                .is_some_and(|op| op.dest == peer)
-        })
+        self.pending.any_to(peer)
     }
 
     /// Whether split rendezvous wait for this receiver's pull ([`State::run_pulls`]).
@@ -778,8 +776,7 @@ impl State {
         }
         r.state = RecvState::Done;
         self.complete(req);
-        if let Some(i) = self.timed.iter().position(|&(r, ..)| r == req) {
-            let (_, way, len, traffic, started) = self.timed.swap_remove(i);
+        if let Some((way, len, traffic, started)) = self.timed.remove(&req) {
             let now = Instant::now();
             let done = &mut self.timed_done[usize::from(way == Copy::Ring)];
             let from = done.map_or(started, |d| d.max(started));
@@ -935,7 +932,7 @@ impl State {
                 )
             }
             Frame::Cts { msg, rreq } => {
-                if let Some(req) = self.pending.remove(&msg) {
+                if let Some(req) = self.pending.remove(msg) {
                     self.stream(req, rreq);
                 } else {
                     self.early.remove(&msg);
@@ -950,7 +947,7 @@ impl State {
                 offset,
                 addr,
             } => {
-                if let Some(&req) = self.pending.get(&msg) {
+                if let Some(req) = self.pending.get(msg) {
                     self.push(req, from, rreq, offset, addr);
                 }
                 (Sink::None, Delivery::Nothing)
@@ -960,7 +957,7 @@ impl State {
                 (Sink::None, Delivery::Nothing)
             }
             Frame::Fin { msg } | Frame::SyncAck { msg } => {
-                if let Some(req) = self.pending.remove(&msg) {
+                if let Some(req) = self.pending.remove(msg) {
                     self.finish_send(req);
                 }
                 (Sink::None, Delivery::Nothing)
@@ -1198,7 +1195,7 @@ impl State {
         if cancelled {
             r.status.cancelled = true;
             // The receiver dropped the message: no acknowledgement or CTS will come.
-            self.pending.remove(&msg);
+            self.pending.remove(msg);
             self.early.remove(&msg);
             self.finish_send(req);
         } else if r.complete && r.freed {

@@ -67,6 +67,12 @@ impl UserBuf {
         (self.addr as i64 + self.lo) as usize
     }
 
+    /// The addresses the data touches, gaps between its elements included.
+    pub fn address_range(&self) -> std::ops::Range<usize> {
+        let first = self.first_address();
+        first..first + (self.hi - self.lo) as usize
+    }
+
     /// Bytes of data (the packed size).
     pub fn bytes(&self) -> u64 {
         self.dtype.size() * self.count

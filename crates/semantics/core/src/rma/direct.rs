@@ -87,6 +87,9 @@ impl Direct {
             // `len` bytes by the MPI buffer rules (the ABI checked them non-null).
             // `copy` tolerates an origin buffer inside the window.
             Kind::Put => unsafe { std::ptr::copy(c.origin as *const u8, at as *mut u8, len) },
+            // An outstanding get into the same result could land after this one: the
+            // general path orders them.
+            Kind::Get if !self.idle() => return false,
             // SAFETY: as for the put.
             Kind::Get => unsafe { std::ptr::copy(at as *const u8, c.result as *mut u8, len) },
             Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap => {
@@ -140,14 +143,23 @@ pub fn try_direct(function: &str, d: &Direct, a: &Access) -> MpiResult<bool> {
         return Ok(false);
     };
     let (head, runs) = geometry(function, &d.remote, d.flavor, a)?;
-    Ok(copy_direct(base, &head, &runs, a, d.idle()))
+    let idle = d.idle();
+    Ok(copy_direct(base, &head, &runs, a, idle, idle))
 }
 
 /// An operation on memory this process maps: puts and gets by copying, accumulates to
 /// a contiguous target with atomic instructions when `atomic::eligible` and `idle` (no
 /// message-borne operation of this process outstanding, so accumulates stay ordered).
-/// False when it must run at the target.
-pub(super) fn copy_direct(base: usize, head: &Head, runs: &[Run], a: &Access, idle: bool) -> bool {
+/// Gets copy only when `result_free`: no outstanding fetch writes their result buffer
+/// ([`super::results`]). False when it must run at the target.
+pub(super) fn copy_direct(
+    base: usize,
+    head: &Head,
+    runs: &[Run],
+    a: &Access,
+    idle: bool,
+    result_free: bool,
+) -> bool {
     let at = base + head.offset as usize;
     let len = head.span as usize;
     if matches!(
@@ -166,6 +178,7 @@ pub(super) fn copy_direct(base: usize, head: &Head, runs: &[Run], a: &Access, id
             origin.pack_into(0, &mut packed);
             layout::scatter(span, runs, &packed);
         }
+        (Kind::Get, ..) if !result_free => return false,
         (Kind::Get, _, Some(result)) if dense => result.unpack_from(0, span),
         (Kind::Get, _, Some(result)) => result.unpack_from(0, &layout::gather(span, runs)),
         _ => return false,

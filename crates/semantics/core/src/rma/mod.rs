@@ -13,6 +13,7 @@ mod atomic;
 mod direct;
 mod layout;
 mod progress_thread;
+mod results;
 mod shared;
 mod sync;
 mod target;
@@ -91,6 +92,15 @@ struct Pending {
     _msg: Vec<u8>,
     /// The request of an `MPI_R*` call, completed with the operation.
     user: Option<ReqId>,
+    fetch: Option<Fetch>,
+}
+
+/// The result buffer of an outstanding fetching operation ([`results`]).
+struct Fetch {
+    key: results::Key,
+    /// The reply's staging bytes and the user's result buffer, when at the start the
+    /// result overlapped an outstanding operation's.
+    staged: Option<(Vec<u8>, UserBuf)>,
 }
 
 pub struct Window {
@@ -104,6 +114,10 @@ pub struct Window {
     pending: VecDeque<Pending>,
     /// Progress calls since `pending` was last searched whole ([`sweep`]).
     pending_calls: usize,
+    /// Result buffers of the outstanding fetching operations.
+    results: results::Results,
+    /// Operations started since this origin last ran progress ([`start`]).
+    since_progress: u64,
     next_reply: i32,
     incoming: VecDeque<target::Incoming>,
     landing: Vec<target::Landing>,
@@ -188,7 +202,7 @@ pub fn progress(rt: &mut Runtime) -> bool {
 }
 
 /// Removes the entries of `list` that `finished` says are done (it releases them when it
-/// says so). A pass over every entry on every progress call made a stream of thousands
+/// says so; its flag tells whether every entry before this one is gone). A pass over every entry on every progress call made a stream of thousands
 /// of outstanding operations quadratic (MPICH's rma/manyget, 100,000 gets of 128 KiB:
 /// 22 s, against 4.5 for Open MPI): so the finished entries at the front go at once
 /// (operations to one process finish in order), and a pass over all of them, for those
@@ -197,27 +211,37 @@ pub fn progress(rt: &mut Runtime) -> bool {
 fn sweep<T>(
     list: &mut VecDeque<T>,
     calls: &mut usize,
-    mut finished: impl FnMut(&T) -> bool,
+    mut finished: impl FnMut(&T, bool) -> bool,
 ) -> bool {
     let before = list.len();
-    while list.front().is_some_and(&mut finished) {
+    while list.front().is_some_and(|x| finished(x, true)) {
         list.pop_front();
     }
     *calls += 1;
     if *calls * 16 >= list.len() {
         *calls = 0;
-        list.retain(|x| !finished(x));
+        list.retain(|x| !finished(x, false));
     }
     list.len() != before
 }
 
 /// Releases finished operations; true if any finished.
 fn reap(rt: &mut Runtime, w: &mut Window) -> bool {
-    let any = sweep(&mut w.pending, &mut w.pending_calls, |p| {
+    let results = &mut w.results;
+    let any = sweep(&mut w.pending, &mut w.pending_calls, |p, first| {
+        let staged = p.fetch.as_ref().and_then(|f| f.staged.as_ref());
         let done = rt.st.is_done(p.send)
             && p.reply.is_none_or(|r| rt.st.is_done(r))
-            && p.data.is_none_or(|r| rt.st.is_done(r));
+            && p.data.is_none_or(|r| rt.st.is_done(r))
+            // A staged result is copied out after every earlier operation's.
+            && (first || staged.is_none());
         if done {
+            if let Some((bytes, user)) = staged {
+                user.unpack_from(0, bytes);
+            }
+            if let Some(f) = &p.fetch {
+                results.remove(f.key);
+            }
             for r in [Some(p.send), p.reply, p.data].into_iter().flatten() {
                 rt.st.requests.discard(r);
             }
@@ -323,6 +347,8 @@ fn install(
             memory,
             pending: VecDeque::new(),
             pending_calls: 0,
+            results: Default::default(),
+            since_progress: 0,
             next_reply: FIRST_REPLY,
             incoming: VecDeque::new(),
             landing: Vec::new(),
@@ -421,7 +447,44 @@ pub fn accumulate_op(function: &str, op: &ReduceOp) -> MpiResult<Op> {
 
 /// Starts an operation; with `request` it also returns a request completed with it.
 pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<Option<ReqId>> {
-    with_win(function, win, |rt, w| {
+    runtime::with(function, |rt| {
+        let poll = {
+            let mut all = windows();
+            let w = all.get_mut(win).ok_or_else(|| bad_window(function, win))?;
+            let user = issue(function, rt, w, a, request)?;
+            w.since_progress += 1;
+            let poll = w.since_progress >= progress_every() && !w.pending.is_empty();
+            if poll {
+                w.since_progress = 0;
+            }
+            (user, poll)
+        };
+        // An origin issuing a stream of operations without another MPI call takes in,
+        // now and then, what its targets sent back: eager credit (else the stream turns
+        // to rendezvous once it has used it up, a round trip per request) and replies
+        // (else the outstanding operations pile up).
+        if poll.1 {
+            rt.progress();
+        }
+        Ok(poll.0)
+    })
+}
+
+/// How many operations an origin starts between two polls of the progress engine
+/// (`CROSSMPI_RMA_PROGRESS_EVERY`, see [`start`]).
+fn progress_every() -> u64 {
+    static EVERY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *EVERY.get_or_init(|| progress_thread::env_u64("CROSSMPI_RMA_PROGRESS_EVERY", 16).max(1))
+}
+
+fn issue(
+    function: &str,
+    rt: &mut Runtime,
+    w: &mut Window,
+    a: Access,
+    request: bool,
+) -> MpiResult<Option<ReqId>> {
+    {
         let user = request.then(|| rt.st.requests.insert(Request::new(ReqKind::Coll)));
         if a.target == PROC_NULL {
             if let Some(u) = user {
@@ -430,9 +493,12 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             return Ok(user);
         }
         let (head, runs) = describe_access(function, w, &a)?;
+        let result_range = a.result.as_ref().map(UserBuf::address_range);
+        let result_busy = result_range.as_ref().is_some_and(|r| w.results.overlaps(r));
         let base = w.direct.as_ref().and_then(|d| d.bases[a.target as usize]);
         if let Some(base) = base {
-            if direct::copy_direct(base, &head, &runs, &a, w.pending.is_empty()) {
+            let idle = w.pending.is_empty();
+            if direct::copy_direct(base, &head, &runs, &a, idle, !result_busy) {
                 if let Some(u) = user {
                     rt.st.requests.get_mut(u).expect("just inserted").complete = true;
                 }
@@ -453,9 +519,17 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             msg.resize(at + b.bytes() as usize, 0);
             b.pack_into(0, &mut msg[at..]);
         }
-        let reply = match a.result {
-            Some(r) => r,
-            None => userbuf::bytes(0, 0),
+        // A result overlapping an outstanding one's lands in staging bytes, copied out
+        // in order by `reap`.
+        let staged = a
+            .result
+            .clone()
+            .filter(|_| result_busy)
+            .map(|user| (vec![0u8; user.bytes() as usize], user));
+        let reply = match (&staged, a.result) {
+            (Some((bytes, _)), _) => userbuf::bytes(bytes.as_ptr() as usize, bytes.len()),
+            (None, Some(r)) => r,
+            (None, None) => userbuf::bytes(0, 0),
         };
         let reply = Some(rt.irecv(function, w.comm, reply, a.target, head.reply_tag)?);
         let send = send_request(rt, w, function, a.target, &msg)?;
@@ -470,6 +544,9 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             )?),
             _ => None,
         };
+        let fetch = result_range
+            .and_then(|r| w.results.insert(r))
+            .map(|(key, _)| Fetch { key, staged });
         w.pending.push_back(Pending {
             target: a.target,
             send,
@@ -477,10 +554,11 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
             reply,
             _msg: msg,
             user,
+            fetch,
         });
         note_pending(w);
         Ok(user)
-    })
+    }
 }
 
 fn send_request(

@@ -107,6 +107,7 @@ fn lock_request(
                 reply,
                 _msg: msg,
                 user: None,
+                fetch: None,
             });
             replies.extend(reply);
         }

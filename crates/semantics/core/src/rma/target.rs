@@ -72,7 +72,7 @@ pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
         reply(rt, w, l.origin, l.reply_tag, Vec::new());
         any = true;
     }
-    super::sweep(&mut w.replies, &mut w.replies_calls, |(req, _)| {
+    super::sweep(&mut w.replies, &mut w.replies_calls, |(req, _), _| {
         let done = rt.st.is_done(*req);
         if done {
             rt.st.requests.discard(*req);
