@@ -56,27 +56,28 @@ contains
   end subroutine
 
   ! `value` as a default INTEGER for argument `arg` of call `name`; when it does not fit,
-  ! the error handler of MPI_COMM_SELF gets an MPI_ERR_ARG code whose string says so
-  ! (one code, made at the first such error; its string names the latest).
+  ! the error handler of MPI_COMM_SELF gets an MPI_ERR_ARG code whose string says so.
   subroutine narrow(value, out, name, arg, ierror)
-    use mpi, only: MPI_COMM_SELF, MPI_ERR_ARG, MPI_SUCCESS
+    use mpi, only: MPI_COMM_SELF, MPI_SUCCESS
     integer(c_intptr_t), intent(in) :: value
     integer, intent(out) :: out, ierror
     character(len=*), intent(in) :: name, arg
-    integer, save :: code = -1
-    character(len=200) :: text
+    interface
+      function too_wide(function, arg, value) bind(C, name='crossmpi_fortran_too_wide')
+        import :: c_char, c_int, c_int64_t
+        character(kind=c_char), intent(in) :: function(*), arg(*)
+        integer(c_int64_t), value :: value
+        integer(c_int) :: too_wide
+      end function
+    end interface
     integer :: ignored
     if (value >= -huge(0) - 1_c_intptr_t .and. value <= huge(0)) then
       out = int(value)
       ierror = MPI_SUCCESS
       return
     end if
-    if (code < 0) call MPI_Add_error_code(MPI_ERR_ARG, code, ignored)
-    write (text, '(4a,i0,a)') name, ': argument ', arg, ' = ', value, &
-      ' does not fit a default INTEGER (use the MPI-2 call with INTEGER(MPI_ADDRESS_KIND))'
-    call MPI_Add_error_string(code, trim(text), ignored)
-    ierror = code
-    call MPI_Comm_call_errhandler(MPI_COMM_SELF, code, ignored)
+    ierror = too_wide(name // c_null_char, arg // c_null_char, int(value, c_int64_t))
+    call MPI_Comm_call_errhandler(MPI_COMM_SELF, ierror, ignored)
   end subroutine
 
 end module

@@ -122,6 +122,29 @@ pub fn register(e: &MpiError) -> c_int {
     code
 }
 
+/// The error code for a value that does not fit the default `INTEGER` of a Fortran
+/// binding (`fortran/mpi1_removed.f90`, whose MPI-1 calls narrow MPI-2 results): an
+/// `MPI_ERR_ARG` code whose string names the call, the argument and the value. Made
+/// like every other error's (under the registry's lock), so threads failing at once
+/// each get their own, and no code is leaked.
+#[no_mangle]
+pub extern "C" fn crossmpi_fortran_too_wide(
+    function: *const std::os::raw::c_char,
+    arg: *const std::os::raw::c_char,
+    value: i64,
+) -> c_int {
+    let text = |s: *const std::os::raw::c_char| {
+        crate::util::in_string("crossmpi_fortran_too_wide", "function", s).unwrap_or_default()
+    };
+    register(&MpiError::arg(
+        ErrorClass::Arg,
+        &text(function),
+        &text(arg),
+        value,
+        "does not fit a default INTEGER (use the MPI-2 call with INTEGER(MPI_ADDRESS_KIND))",
+    ))
+}
+
 /// The error of `function` when the application's callback (`what`) returned `rc`:
 /// the call returns `rc` itself, as MPICH does (Open MPI 4.1 returns `MPI_ERR_OTHER`),
 /// so a code the application made with `MPI_Add_error_code` comes back unchanged. A value
