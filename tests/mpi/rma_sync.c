@@ -3,7 +3,8 @@
  * MPI_Win_test), shared-memory windows (direct loads of a neighbour's part through
  * MPI_Win_shared_query), dynamic windows (attach, absolute addresses, detach),
  * MPI_Rget_accumulate with MPI_NO_OP and MPI_REPLACE, lock contention (exclusive
- * locks serialise read-modify-write), window names, groups and info. */
+ * locks serialise read-modify-write), MPI_MODE_NOCHECK locks, window names, groups and
+ * info. */
 #include "common.h"
 
 #define N 16
@@ -65,6 +66,29 @@ int main(int argc, char **argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) CHECK(mem[0] == 10 * n, "locked increments: %d, expected %d", mem[0], 10 * n);
+
+  /* ---- MPI_MODE_NOCHECK: each rank alone writes its right neighbour's slot 2 and
+   * slot 3 (no lock taken, none released); exclusive locks still work afterwards. */
+  MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOCHECK, win));
+  MPI_OK(MPI_Put(&me, 1, MPI_INT, right, 2, 1, MPI_INT, win));
+  MPI_OK(MPI_Win_unlock(right, win));
+  MPI_OK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
+  int tagged = 1000 + me;
+  MPI_OK(MPI_Put(&tagged, 1, MPI_INT, right, 3, 1, MPI_INT, win));
+  MPI_OK(MPI_Win_unlock_all(win));
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(mem[2] == left && mem[3] == 1000 + left, "NOCHECK puts: slots 2, 3 hold %d, %d", mem[2], mem[3]);
+  for (int r = 0; r < 5; r++) {
+    int x;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MPI_OK(MPI_Get(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(0, win));
+    x += 1;
+    MPI_OK(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(0, win));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) CHECK(mem[0] == 15 * n, "locked increments after NOCHECK: %d, expected %d", mem[0], 15 * n);
 
   /* ---- Rget_accumulate: NO_OP fetches, REPLACE swaps. */
   MPI_OK(MPI_Win_lock_all(0, win));

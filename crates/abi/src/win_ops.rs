@@ -267,8 +267,7 @@ export! {
     }
     fn MPI_Win_lock / PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: usize) -> c_int {
         let f = "MPI_Win_lock";
-        let _ = assert;
-        sync(f, win, |w| rma::lock(f, w, lock_type, rank))
+        sync(f, win, |w| rma::lock(f, w, lock_type, rank, assert & MPI_MODE_NOCHECK != 0))
     }
     fn MPI_Win_unlock / PMPI_Win_unlock(rank: c_int, win: usize) -> c_int {
         let f = "MPI_Win_unlock";
@@ -276,8 +275,7 @@ export! {
     }
     fn MPI_Win_lock_all / PMPI_Win_lock_all(assert: c_int, win: usize) -> c_int {
         let f = "MPI_Win_lock_all";
-        let _ = assert;
-        sync(f, win, |w| rma::lock_all(f, w))
+        sync(f, win, |w| rma::lock_all(f, w, assert & MPI_MODE_NOCHECK != 0))
     }
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all(win: usize) -> c_int {
         let f = "MPI_Win_unlock_all";

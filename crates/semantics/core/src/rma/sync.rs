@@ -22,6 +22,10 @@ pub(super) struct Epoch {
     access: Option<Vec<i32>>,
     /// Receives of the origins' completion messages, from `MPI_Win_post`.
     exposure: Option<Vec<ReqId>>,
+    /// Targets locked with `MPI_MODE_NOCHECK` (no lock taken, so none to release), and
+    /// whether `MPI_Win_lock_all` was.
+    unchecked: Vec<i32>,
+    unchecked_all: bool,
 }
 
 fn check_rank(function: &str, w: &Window, rank: i32) -> MpiResult<()> {
@@ -138,15 +142,32 @@ fn lock_type(function: &str, lock_type: i32) -> MpiResult<bool> {
 pub const LOCK_EXCLUSIVE: i32 = 301;
 pub const LOCK_SHARED: i32 = 302;
 
-/// `MPI_Win_lock`: returns once the target granted the lock.
-pub fn lock(function: &str, win: WinId, lock: i32, target: i32) -> MpiResult<()> {
+/// `MPI_Win_lock`: returns once the target granted the lock. With `nocheck`
+/// (`MPI_MODE_NOCHECK`: the program guarantees no conflicting lock is held or asked for
+/// during the epoch) no lock is taken, which saves a round trip on lock and a message on
+/// unlock.
+pub fn lock(function: &str, win: WinId, lock: i32, target: i32, nocheck: bool) -> MpiResult<()> {
     let exclusive = lock_type(function, lock)?;
+    if nocheck {
+        return with_win(function, win, |_, w| {
+            check_rank(function, w, target)?;
+            w.epoch.unchecked.push(target);
+            Ok(())
+        });
+    }
     lock_request(function, win, &[target], Kind::Lock, exclusive)
 }
 
 /// `MPI_Win_unlock`: completes the operations to `target`, then releases its lock.
 pub fn unlock(function: &str, win: WinId, target: i32) -> MpiResult<()> {
     flush(function, win, Some(target))?;
+    let unchecked = with_win(function, win, |_, w| {
+        let i = w.epoch.unchecked.iter().position(|&t| t == target);
+        Ok(i.map(|i| w.epoch.unchecked.swap_remove(i)).is_some())
+    })?;
+    if unchecked {
+        return Ok(());
+    }
     lock_request(function, win, &[target], Kind::Unlock, false)
 }
 
@@ -156,8 +177,15 @@ fn everyone(function: &str, win: WinId) -> MpiResult<Vec<i32>> {
     })
 }
 
-/// `MPI_Win_lock_all`: a shared lock on every member.
-pub fn lock_all(function: &str, win: WinId) -> MpiResult<()> {
+/// `MPI_Win_lock_all`: a shared lock on every member (none with `nocheck`, as for
+/// [`lock`]).
+pub fn lock_all(function: &str, win: WinId, nocheck: bool) -> MpiResult<()> {
+    if nocheck {
+        return with_win(function, win, |_, w| {
+            w.epoch.unchecked_all = true;
+            Ok(())
+        });
+    }
     let all = everyone(function, win)?;
     lock_request(function, win, &all, Kind::Lock, false)
 }
@@ -165,6 +193,12 @@ pub fn lock_all(function: &str, win: WinId) -> MpiResult<()> {
 /// `MPI_Win_unlock_all`.
 pub fn unlock_all(function: &str, win: WinId) -> MpiResult<()> {
     flush(function, win, None)?;
+    let unchecked = with_win(function, win, |_, w| {
+        Ok(std::mem::take(&mut w.epoch.unchecked_all))
+    })?;
+    if unchecked {
+        return Ok(());
+    }
     let all = everyone(function, win)?;
     lock_request(function, win, &all, Kind::Unlock, false)
 }
