@@ -74,7 +74,11 @@ pub fn fence(function: &str, win: WinId, assert: i32) -> MpiResult<()> {
     crate::coll::barrier(function, comm)
 }
 
-/// Sends a lock request (or release) to each of `targets`; with `wait`, until granted.
+/// Sends a lock request (or release) to each of `targets`, and waits for the grants of
+/// those this process accesses by load and store or by direct copies ([`loads_from`]).
+/// The others' grants are waited for by the next flush: the target holds the
+/// operations that follow the request until it grants it, so the lock costs no round
+/// trip of its own.
 fn lock_request(
     function: &str,
     win: WinId,
@@ -82,7 +86,7 @@ fn lock_request(
     kind: Kind,
     exclusive: bool,
 ) -> MpiResult<()> {
-    let granted = with_win(function, win, |rt, w| {
+    let awaited = with_win(function, win, |rt, w| {
         let mut replies = Vec::new();
         for &t in targets {
             check_rank(function, w, t)?;
@@ -113,15 +117,28 @@ fn lock_request(
                 user: None,
                 fetch: None,
             });
-            replies.extend(reply);
+            if reply.is_some() && loads_from(w, t) {
+                replies.push(t);
+            }
         }
         note_pending(w);
         Ok(replies)
     })?;
-    if granted.is_empty() {
-        return Ok(());
+    for t in awaited {
+        flush(function, win, Some(t))?;
     }
-    flush(function, win, None)
+    Ok(())
+}
+
+/// Whether this process reaches `target`'s window memory other than by requests to
+/// it: its own (load and store after `MPI_Win_lock` returns, which the standard allows)
+/// or mapped (direct copies, `direct.rs`). A lock on such a target is granted before
+/// `MPI_Win_lock` returns.
+fn loads_from(w: &Window, target: i32) -> bool {
+    target == w.rank as i32
+        || w.direct
+            .as_ref()
+            .is_some_and(|d| d.bases[target as usize].is_some())
 }
 
 fn lock_type(function: &str, lock_type: i32) -> MpiResult<bool> {

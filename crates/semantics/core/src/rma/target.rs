@@ -1,7 +1,9 @@
 //! The target side: requests arriving on a window's private context are taken from the
 //! unexpected queue by the progress engine, received whole, and applied in arrival order
 //! (so accumulates to one element are atomic and ordered, as MPI requires). Lock requests
-//! wait in a queue until they can be granted.
+//! wait in a queue until they can be granted; an origin does not wait for the grant
+//! before its operations, so those that arrive while its lock waits are held, and
+//! applied in order once it is granted.
 
 use super::atomic;
 use super::layout;
@@ -11,7 +13,7 @@ use crate::request::{SendMode, ANY_SOURCE};
 use crate::runtime::Runtime;
 use crate::userbuf;
 use crossmpi_datatype::op::{self, Op};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// A request being received.
 pub(super) struct Incoming {
@@ -36,11 +38,49 @@ pub(super) struct LockState {
     shared: u32,
     /// (origin, exclusive, reply tag) of requests not yet granted, in arrival order.
     waiting: VecDeque<(i32, bool, i32)>,
+    /// Requests of origins whose lock waits (or was granted and they are still to be
+    /// applied), in arrival order.
+    held: HashMap<i32, VecDeque<Vec<u8>>>,
+    /// Origins granted a lock while they had requests held.
+    granted: VecDeque<i32>,
 }
 
 impl LockState {
     fn grantable(&self, exclusive: bool) -> bool {
         !self.exclusive && (!exclusive || self.shared == 0)
+    }
+
+    fn waits(&self, origin: i32) -> bool {
+        self.waiting.iter().any(|&(o, ..)| o == origin)
+    }
+
+    /// Keeps request `msg` of `origin` while its lock waits, or while requests of it
+    /// are still held (they go first); gives it back when it may be applied now.
+    fn hold(&mut self, origin: i32, msg: Vec<u8>) -> Option<Vec<u8>> {
+        if !self.waits(origin) && !self.held.contains_key(&origin) {
+            return Some(msg);
+        }
+        self.held.entry(origin).or_default().push_back(msg);
+        None
+    }
+
+    /// The next held request that may be applied: of an origin granted its lock, up
+    /// to the next lock request of it that has to wait again.
+    fn next_released(&mut self) -> Option<(i32, Vec<u8>)> {
+        while let Some(&origin) = self.granted.front() {
+            if self.waits(origin) {
+                self.granted.pop_front();
+                continue;
+            }
+            match self.held.get_mut(&origin).and_then(VecDeque::pop_front) {
+                Some(msg) => return Some((origin, msg)),
+                None => {
+                    self.held.remove(&origin);
+                    self.granted.pop_front();
+                }
+            }
+        }
+        None
     }
 }
 
@@ -63,7 +103,12 @@ pub(super) fn service(rt: &mut Runtime, w: &mut Window) -> bool {
     while w.incoming.front().is_some_and(|i| rt.st.is_done(i.req)) {
         let i = w.incoming.pop_front().expect("front checked");
         rt.st.requests.discard(i.req);
-        apply(rt, w, i.source, &i.msg);
+        if let Some(msg) = w.lock.hold(i.source, i.msg) {
+            apply(rt, w, i.source, &msg);
+        }
+        while let Some((origin, msg)) = w.lock.next_released() {
+            apply(rt, w, origin, &msg);
+        }
         any = true;
     }
     while w.landing.first().is_some_and(|l| rt.st.is_done(l.req)) {
@@ -295,6 +340,9 @@ fn grant(rt: &mut Runtime, w: &mut Window) {
         } else {
             w.lock.shared += 1;
         }
+        if w.lock.held.contains_key(&origin) {
+            w.lock.granted.push_back(origin);
+        }
         reply(rt, w, origin, tag, Vec::new());
     }
 }
@@ -312,6 +360,39 @@ mod tests {
         l.shared = 0;
         l.exclusive = true;
         assert!(!l.grantable(true) && !l.grantable(false));
+    }
+
+    #[test]
+    fn requests_behind_a_waiting_lock_are_held_until_it_is_granted() {
+        // Origin 1 holds an exclusive lock; origin 2 asks for one and sends two
+        // requests right behind it.
+        let mut l = LockState {
+            exclusive: true,
+            ..Default::default()
+        };
+        l.waiting.push_back((2, true, 16));
+        assert_eq!(l.hold(2, vec![1]), None);
+        assert_eq!(l.hold(2, vec![2]), None);
+        // Others are not held up.
+        assert_eq!(l.hold(3, vec![9]), Some(vec![9]));
+        assert_eq!(l.next_released(), None);
+        // Granted (as `grant` does): the two come out in order, and a request that
+        // arrives meanwhile goes behind them.
+        l.waiting.pop_front();
+        l.granted.push_back(2);
+        assert_eq!(l.hold(2, vec![3]), None);
+        assert_eq!(l.next_released(), Some((2, vec![1])));
+        assert_eq!(l.next_released(), Some((2, vec![2])));
+        // Applying a held lock request that must wait again stops the release.
+        l.waiting.push_back((2, true, 17));
+        assert_eq!(l.next_released(), None);
+        assert_eq!(l.hold(2, vec![4]), None);
+        l.waiting.pop_front();
+        l.granted.push_back(2);
+        assert_eq!(l.next_released(), Some((2, vec![3])));
+        assert_eq!(l.next_released(), Some((2, vec![4])));
+        assert_eq!(l.next_released(), None);
+        assert_eq!(l.hold(2, vec![5]), Some(vec![5]));
     }
 
     #[test]
