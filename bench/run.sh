@@ -29,13 +29,13 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # bench program -> (rank count, the RESULT names it prints)
 ranks_of() { [ "$1" = exchange ] && echo 4 || echo 2; }
 results_of() {
-  case $1 in pingpong) echo latency ;; bandwidth) echo bandwidth ;; exchange) echo "ring pairwise" ;; esac
+  case $1 in pingpong) echo latency ;; bandwidth) echo bandwidth ;; exchange) echo "ring pairwise testloop" ;; esac
 }
 sizes_of() {
   case $1 in
     latency) echo 0; for ((s = 1; s <= 4194304; s *= 2)); do echo $s; done ;;
     bandwidth) for ((s = 1; s <= 4194304; s *= 2)); do echo $s; done ;;
-    ring | pairwise) echo 8 1024 65536 1048576 | tr ' ' '\n' ;;
+    ring | pairwise | testloop) echo 8 1024 65536 1048576 | tr ' ' '\n' ;;
   esac
 }
 programs=(pingpong bandwidth exchange)

@@ -13,8 +13,8 @@ from collections import defaultdict
 
 MPIS = ["crossmpi", "openmpi", "mpich"]
 PEERS = ["openmpi", "mpich"]
-UNITS = {"latency": "us", "bandwidth": "MB/s", "ring": "us", "pairwise": "us"}
-BENCH_ORDER = ["latency", "bandwidth", "ring", "pairwise"]
+UNITS = {"latency": "us", "bandwidth": "MB/s", "ring": "us", "pairwise": "us", "testloop": "us"}
+BENCH_ORDER = ["latency", "bandwidth", "ring", "pairwise", "testloop"]
 COLORS = {"crossmpi": "C3", "openmpi": "C0", "mpich": "C2"}
 
 # The targets: (description, mode, bench, sizes, test(crossmpi, {peer: median}))
@@ -30,6 +30,8 @@ TARGETS = [
     ("shm 4-rank ring <= 1.5 x Open MPI", "shm", "ring", [8, 1024, 65536, 1 << 20],
      lambda x, p: (x <= 1.5 * p["openmpi"], 1.5 * p["openmpi"])),
     ("shm 4-rank pairwise <= 1.5 x Open MPI", "shm", "pairwise", [8, 1024, 65536, 1 << 20],
+     lambda x, p: (x <= 1.5 * p["openmpi"], 1.5 * p["openmpi"])),
+    ("shm 4-rank test loops <= 1.5 x Open MPI", "shm", "testloop", [8, 1024, 65536, 1 << 20],
      lambda x, p: (x <= 1.5 * p["openmpi"], 1.5 * p["openmpi"])),
 ]
 
@@ -137,14 +139,14 @@ def plot(rows, path):
     for i, mode in enumerate(modes):
         for j, (panel, title) in enumerate(panels):
             ax = axes[i][j]
-            benches = ["ring", "pairwise"] if panel == "exchange" else [panel]
+            benches = ["ring", "pairwise", "testloop"] if panel == "exchange" else [panel]
             for bench in benches:
                 for mpi in MPIS:
                     # 0 B cannot sit on a log axis: it is drawn at 0.5 B
                     pts = [(r["bytes"] or 0.5, r[mpi]) for r in rows
                            if r["mode"] == mode and r["bench"] == bench and r[mpi] is not None]
                     if pts:
-                        style = "-" if bench != "pairwise" else "--"
+                        style = {"pairwise": "--", "testloop": ":"}.get(bench, "-")
                         ax.plot(*zip(*pts), style, marker="o", markersize=3, color=COLORS[mpi],
                                 label=mpi if len(benches) == 1 else f"{mpi} {bench}")
             ax.set_xscale("log", base=2)

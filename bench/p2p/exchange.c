@@ -1,7 +1,10 @@
 /* Exchanges among all ranks (run with 4): "ring" (every rank sends to its right
- * neighbour and receives from its left one, MPI_Sendrecv) and "pairwise" (an
- * all-to-all by n-1 MPI_Sendrecv steps, step k with ranks r+k and r-k), for a few
- * sizes. The value is the slowest rank's mean time per exchange in microseconds.
+ * neighbour and receives from its left one, MPI_Sendrecv), "pairwise" (an
+ * all-to-all by n-1 MPI_Sendrecv steps, step k with ranks r+k and r-k) and "testloop"
+ * (ranks 2i and 2i+1 ping-pong with MPI_Isend/MPI_Irecv, each completed by calling
+ * MPI_Test until it succeeds, as codes that poll for progress do; one exchange is a
+ * round trip; with more ranks than cores it measures whether polling lets the peer
+ * run), for a few sizes. The value is the slowest rank's mean time per exchange in microseconds.
  * Each size's data is checked once before timing. */
 #include "bench.h"
 
@@ -16,6 +19,24 @@ static void pairwise(unsigned char *s, unsigned char *r, long n) {
   for (int k = 1; k < nranks; k++)
     MPI_Sendrecv(s, (int)n, MPI_BYTE, (rank + k) % nranks, k, r, (int)n, MPI_BYTE, (rank + nranks - k) % nranks, k,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void wait_by_testing(MPI_Request *req) {
+  int done = 0;
+  while (!done) MPI_Test(req, &done, MPI_STATUS_IGNORE);
+}
+
+static void testloop(unsigned char *s, unsigned char *r, long n) {
+  int peer = rank ^ 1;
+  MPI_Request req;
+  for (int turn = 0; turn < 2; turn++) {
+    if ((turn + rank) % 2 == 0) {
+      MPI_Isend(s, (int)n, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &req);
+    } else {
+      MPI_Irecv(r, (int)n, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &req);
+    }
+    wait_by_testing(&req);
+  }
 }
 
 /* The slowest rank's value, gathered by point-to-point so only p2p is measured. */
@@ -36,12 +57,14 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  if (nranks < 2) die("exchange needs at least 2 ranks", nranks);
+  if (nranks < 2 || nranks % 2) die("exchange needs an even number of ranks", nranks);
   static const long sizes[] = {8, 1024, 65536, 1 << 20};
   unsigned char *s = bench_alloc(1 << 20), *r = bench_alloc(1 << 20);
-  for (int kind = 0; kind < 2; kind++) {
-    void (*op)(unsigned char *, unsigned char *, long) = kind ? pairwise : ring;
-    const char *name = kind ? "pairwise" : "ring";
+  static void (*const ops[])(unsigned char *, unsigned char *, long) = {ring, pairwise, testloop};
+  static const char *const names[] = {"ring", "pairwise", "testloop"};
+  for (int kind = 0; kind < 3; kind++) {
+    void (*op)(unsigned char *, unsigned char *, long) = ops[kind];
+    const char *name = names[kind];
     for (int i = 0; i < 4; i++) {
       long n = sizes[i];
       /* data check: ring carries the left neighbour's pattern */

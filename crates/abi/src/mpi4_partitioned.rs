@@ -314,7 +314,7 @@ export! {
         let f = "MPI_Parrived";
         call(Scope::Process, || {
             let arrived = runtime::with(f, |rt| {
-                rt.progress();
+                rt.poll();
                 let parent = self::request(rt, f, "request", request)?;
                 let active = rt.st.requests.get(parent).is_some_and(|r| r.active);
                 let guard = table();

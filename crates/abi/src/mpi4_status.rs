@@ -91,7 +91,7 @@ fn peek_all(function: &str, hs: &[usize]) -> MpiResult<Vec<Option<Option<Status>
         .map(|&h| crate::mpi4_requests::query_now(h))
         .collect();
     runtime::with(function, |rt| {
-        rt.progress();
+        rt.poll();
         hs.iter()
             .zip(generalized)
             .map(|(&h, g)| match g {

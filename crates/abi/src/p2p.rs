@@ -548,7 +548,7 @@ export! {
             let mut h = read_handle(f, request)?;
             answer_queries(&[h]);
             let done = runtime::with(f, |rt| {
-                rt.progress();
+                rt.poll();
                 try_complete(rt, f, &mut h)
             })?;
             out(f, "request", request, h)?;
@@ -592,7 +592,7 @@ export! {
             answer_queries(hs);
             let n = hs.len();
             let results = runtime::with(f, |rt| {
-                rt.progress();
+                rt.poll();
                 // Either every request completes (and is released) or none does.
                 for &h in hs.iter() {
                     if h != MPI_REQUEST_NULL {
@@ -659,7 +659,7 @@ export! {
             let hs = request_array(f, "count", count, array_of_requests)?;
             answer_queries(hs);
             let found = runtime::with(f, |rt| {
-                rt.progress();
+                rt.poll();
                 if hs.iter().all(|&h| is_inactive(rt, h)) {
                     return Ok(Some(None));
                 }
@@ -710,7 +710,7 @@ export! {
                 generalized
             } else {
                 runtime::with(f, |rt| {
-                    rt.progress();
+                    rt.poll();
                     let id = self::request(rt, f, "request", request)?;
                     crate::mpi4_requests::settle(rt, request);
                     Ok(rt.peek_done(id))
@@ -983,7 +983,7 @@ fn some(
                 runtime::wait_for(function, |rt| collect(rt, hs).transpose())??
             } else {
                 runtime::with(function, |rt| {
-                    rt.progress();
+                    rt.poll();
                     Ok(collect(rt, hs)?.unwrap_or_default())
                 })?
             };

@@ -422,7 +422,7 @@ impl Runtime {
         if source == PROC_NULL {
             return Ok(Some((Status::proc_null(), None)));
         }
-        self.progress();
+        self.poll();
         let context = self.comm(function, comm)?.context;
         let status_of = |u: &Unexpected| Status {
             source: u.source,

@@ -69,6 +69,8 @@ pub struct Runtime {
     /// ([`Runtime::defer`]).
     deferred: Vec<UserCall>,
     wait_policy: WaitPolicy,
+    /// The run of nonblocking calls that found nothing to do ([`Runtime::poll`]).
+    polls: Waiter,
 }
 
 /// What the IMPI clients of a multi-cluster job agreed for collectives (IMPI draft
@@ -564,9 +566,11 @@ impl Runtime {
                 .as_bytes(),
             ),
         };
+        let wait_policy = WaitPolicy::new(cfg.spin_us, cfg.yield_us, machine_ranks, cpus);
         Runtime {
             dynamic: crate::dynamic::Dynamic::new(job, size),
-            wait_policy: WaitPolicy::new(cfg.spin_us, cfg.yield_us, machine_ranks, cpus),
+            wait_policy,
+            polls: Waiter::new(wait_policy),
             deferred: Vec::new(),
             cfg,
             rank,
@@ -615,6 +619,22 @@ impl Runtime {
         self.flush();
         for req in std::mem::take(&mut self.st.orphaned) {
             self.st.requests.discard(req);
+        }
+        any
+    }
+
+    /// Progress for a nonblocking call (a test or a probe), which a program may call in
+    /// a loop until it succeeds: once such calls have found nothing to do for the wait
+    /// policy's `yield_after` (at once when ranks outnumber cores), each yields the
+    /// processor as a blocking wait does, so the peers the loop waits for get to run.
+    /// Below `MPI_THREAD_MULTIPLE` only (the runtime lock is held: under it, a yield
+    /// would hold up the process's other threads).
+    pub fn poll(&mut self) -> bool {
+        let any = self.progress();
+        if any {
+            self.polls.busy();
+        } else if self.thread_level < THREAD_MULTIPLE {
+            self.polls.idle();
         }
         any
     }

@@ -368,7 +368,7 @@ pub fn wait_exposure(function: &str, win: WinId, blocking: bool) -> MpiResult<bo
         runtime::wait_for(function, done)?
     } else {
         runtime::with(function, |rt| {
-            rt.progress();
+            rt.poll();
             done(rt).unwrap_or(Ok(false))
         })
     }
