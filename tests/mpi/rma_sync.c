@@ -16,6 +16,19 @@ static int count_delete(MPI_Win win, int keyval, void *value, void *extra) {
   return MPI_SUCCESS;
 }
 
+/* `rounds` read-modify-writes of rank 0's slot 0, each under an exclusive lock. */
+static void locked_increments(MPI_Win win, int rounds) {
+  for (int r = 0; r < rounds; r++) {
+    int x;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MPI_OK(MPI_Get(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(0, win));
+    x += 1;
+    MPI_OK(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(0, win));
+  }
+}
+
 int main(int argc, char **argv) {
   t_init(&argc, &argv, "rma_sync");
   int me = t_rank, n = t_size;
@@ -55,15 +68,7 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) mem[0] = 0;
   MPI_Barrier(MPI_COMM_WORLD);
-  for (int r = 0; r < 10; r++) {
-    int x;
-    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-    MPI_OK(MPI_Get(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
-    MPI_OK(MPI_Win_flush(0, win));
-    x += 1;
-    MPI_OK(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
-    MPI_OK(MPI_Win_unlock(0, win));
-  }
+  locked_increments(win, 10);
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) CHECK(mem[0] == 10 * n, "locked increments: %d, expected %d", mem[0], 10 * n);
 
@@ -78,15 +83,7 @@ int main(int argc, char **argv) {
   MPI_OK(MPI_Win_unlock_all(win));
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK(mem[2] == left && mem[3] == 1000 + left, "NOCHECK puts: slots 2, 3 hold %d, %d", mem[2], mem[3]);
-  for (int r = 0; r < 5; r++) {
-    int x;
-    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-    MPI_OK(MPI_Get(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
-    MPI_OK(MPI_Win_flush(0, win));
-    x += 1;
-    MPI_OK(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
-    MPI_OK(MPI_Win_unlock(0, win));
-  }
+  locked_increments(win, 5);
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) CHECK(mem[0] == 15 * n, "locked increments after NOCHECK: %d, expected %d", mem[0], 15 * n);
 
