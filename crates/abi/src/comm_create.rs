@@ -17,7 +17,6 @@ use crossmpi_core::runtime;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
-/// Duplicates `comm` with its attributes (through the copy callbacks) into `*newcomm`;
 /// The communicator hints of the standard (MPI-4.0 section 7.4.4) with their defaults:
 /// what `MPI_Comm_get_info` reports, a value the application set in place of the
 /// default; other keys are kept but not reported. crossmpi exploits none of these
@@ -29,6 +28,7 @@ const COMM_HINTS: [(&str, &str); 4] = [
     ("mpi_assert_allow_overtaking", "false"),
 ];
 
+/// Duplicates `comm` with its attributes (through the copy callbacks) into `*newcomm`;
 /// `hints` replace the parent's info hints when given.
 pub fn dup_with_attrs(
     function: &str,

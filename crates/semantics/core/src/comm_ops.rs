@@ -200,25 +200,37 @@ pub fn split(function: &str, comm: CommId, color: i32, key: i32) -> MpiResult<Op
         return crate::intercomm::split(function, comm, color, key);
     }
     let m = Members::of(function, comm)?;
-    let mut mine = [0u8; 8];
-    mine[..4].copy_from_slice(&color.to_le_bytes());
-    mine[4..].copy_from_slice(&key.to_le_bytes());
-    let all = allgather_bytes(function, comm, &mine)?;
+    let all = allgather_bytes(function, comm, &color_key(color, key))?;
     let context = agree_context(function, comm)?;
     if color == UNDEFINED {
         return Ok(None);
     }
-    let mut chosen: Vec<(i32, usize)> = all
-        .chunks_exact(8)
-        .enumerate()
-        .filter(|(_, c)| i32::from_le_bytes(c[..4].try_into().expect("4 bytes")) == color)
-        .map(|(r, c)| (i32::from_le_bytes(c[4..].try_into().expect("4 bytes")), r))
-        .collect();
-    chosen.sort();
-    let group = Group::new(chosen.iter().map(|&(_, r)| m.group.world_rank(r)).collect());
+    let group = with_color(&all, color, &m.group);
     runtime::with(function, |rt| {
         install(rt, function, comm, context, group, None)
     })
+}
+
+/// A member's entry in a split: its color, then its key.
+pub(crate) fn color_key(color: i32, key: i32) -> [u8; 8] {
+    let mut entry = [0u8; 8];
+    entry[..4].copy_from_slice(&color.to_le_bytes());
+    entry[4..].copy_from_slice(&key.to_le_bytes());
+    entry
+}
+
+/// The members of `group` whose [`color_key`] entry in `entries` (by rank) has `color`,
+/// ordered by key, then by rank.
+pub(crate) fn with_color(entries: &[u8], color: i32, group: &Group) -> Arc<Group> {
+    let word = |c: &[u8]| i32::from_le_bytes(c.try_into().expect("4 bytes"));
+    let mut chosen: Vec<(i32, usize)> = entries
+        .chunks_exact(8)
+        .enumerate()
+        .filter(|(_, e)| word(&e[..4]) == color)
+        .map(|(rank, e)| (word(&e[4..]), rank))
+        .collect();
+    chosen.sort();
+    Group::new(chosen.iter().map(|&(_, r)| group.world_rank(r)).collect())
 }
 
 /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`: one communicator per node.

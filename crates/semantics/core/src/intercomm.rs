@@ -10,8 +10,8 @@ use crate::coll::{allgather_bytes, bcast_bytes};
 use crate::comm::UNDEFINED;
 use crate::comm::{CommId, Group};
 use crate::comm_ops::{
-    agree_with, allgather_among, allmax_among, among, bcast_among, check_intra, install,
-    internal_tag, max_of, sendrecv_world,
+    agree_with, allgather_among, allmax_among, among, bcast_among, check_intra, color_key, install,
+    internal_tag, max_of, sendrecv_world, with_color,
 };
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::Envelope;
@@ -203,6 +203,7 @@ struct Sides {
     context: u64,
     rank: usize,
     local: Arc<Group>,
+    remote: Arc<Group>,
     leaders: Link,
 }
 
@@ -223,6 +224,7 @@ impl Sides {
                 context: c.coll_context(),
                 rank: c.rank,
                 local: c.group.clone(),
+                remote: remote.clone(),
                 leaders: Link {
                     context: c.coll_context(),
                     tag: tag - 1,
@@ -320,40 +322,20 @@ pub fn merge(function: &str, comm: CommId, high: bool) -> MpiResult<CommId> {
 pub fn split(function: &str, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
     let tag = internal_tag(2);
     let sides = Sides::of(function, comm, tag)?;
-    let remote = runtime::with(function, |rt| {
-        Ok(rt.comm(function, comm)?.peer_group().clone())
-    })?;
-    let mut mine = [0u8; 8];
-    mine[..4].copy_from_slice(&color.to_le_bytes());
-    mine[4..].copy_from_slice(&key.to_le_bytes());
-    let ours = sides.gather(function, tag, &mine)?;
-    let theirs = sides.swap_bytes(function, tag, &ours, 8 * remote.size())?;
+    let ours = sides.gather(function, tag, &color_key(color, key))?;
+    let theirs = sides.swap_bytes(function, tag, &ours, 8 * sides.remote.size())?;
     let context = agree(function, comm)?;
     if color == UNDEFINED {
         return Ok(None);
     }
     let local = with_color(&ours, color, &sides.local);
-    let remote = with_color(&theirs, color, &remote);
+    let remote = with_color(&theirs, color, &sides.remote);
     if remote.size() == 0 {
         return Ok(None);
     }
     runtime::with(function, |rt| {
         install(rt, function, comm, context, local, Some(remote))
     })
-}
-
-/// The members of `group` whose (color, key) entry in `entries` (8 bytes each, by rank)
-/// has `color`, ordered by key, then by rank.
-fn with_color(entries: &[u8], color: i32, group: &Group) -> Arc<Group> {
-    let word = |c: &[u8]| i32::from_le_bytes(c.try_into().expect("4 bytes"));
-    let mut chosen: Vec<(i32, usize)> = entries
-        .chunks_exact(8)
-        .enumerate()
-        .filter(|(_, e)| word(&e[..4]) == color)
-        .map(|(rank, e)| (word(&e[4..]), rank))
-        .collect();
-    chosen.sort();
-    Group::new(chosen.iter().map(|&(_, r)| group.world_rank(r)).collect())
 }
 
 /// `MPI_Comm_create` on an intercommunicator (MPI-2.2): `group`, a subgroup of the local
@@ -363,9 +345,7 @@ fn with_color(entries: &[u8], color: i32, group: &Group) -> Arc<Group> {
 pub fn create_subset(function: &str, comm: CommId, group: Arc<Group>) -> MpiResult<Option<CommId>> {
     let tag = internal_tag(3);
     let sides = Sides::of(function, comm, tag)?;
-    let remote = runtime::with(function, |rt| {
-        Ok(rt.comm(function, comm)?.peer_group().clone())
-    })?;
+    let remote = &sides.remote;
     // One byte per member of this side: whether it is in `group`.
     let ours: Vec<u8> = sides
         .local

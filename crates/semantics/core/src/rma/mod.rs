@@ -202,8 +202,9 @@ pub fn progress(rt: &mut Runtime) -> bool {
 }
 
 /// Removes the entries of `list` that `finished` says are done (it releases them when it
-/// says so; its flag tells whether every entry before this one is gone). A pass over every entry on every progress call made a stream of thousands
-/// of outstanding operations quadratic (MPICH's rma/manyget, 100,000 gets of 128 KiB:
+/// says so; its flag tells whether every entry before this one is gone). A pass over
+/// every entry on every progress call made a stream of thousands of outstanding
+/// operations quadratic (MPICH's rma/manyget, 100,000 gets of 128 KiB:
 /// 22 s, against 4.5 for Open MPI): so the finished entries at the front go at once
 /// (operations to one process finish in order), and a pass over all of them, for those
 /// that finished out of order (to several processes), runs once per `len / 16` calls,
@@ -448,7 +449,7 @@ pub fn accumulate_op(function: &str, op: &ReduceOp) -> MpiResult<Op> {
 /// Starts an operation; with `request` it also returns a request completed with it.
 pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<Option<ReqId>> {
     runtime::with(function, |rt| {
-        let poll = {
+        let (user, poll) = {
             let mut all = windows();
             let w = all.get_mut(win).ok_or_else(|| bad_window(function, win))?;
             let user = issue(function, rt, w, a, request)?;
@@ -462,11 +463,12 @@ pub fn start(function: &str, win: WinId, a: Access, request: bool) -> MpiResult<
         // An origin issuing a stream of operations without another MPI call takes in,
         // now and then, what its targets sent back: eager credit (else the stream turns
         // to rendezvous once it has used it up, a round trip per request) and replies
-        // (else the outstanding operations pile up).
-        if poll.1 {
+        // (else the outstanding operations pile up). The window registry is let go
+        // first: progress serves the windows too.
+        if poll {
             rt.progress();
         }
-        Ok(poll.0)
+        Ok(user)
     })
 }
 
@@ -477,6 +479,7 @@ fn progress_every() -> u64 {
     *EVERY.get_or_init(|| progress_thread::env_u64("CROSSMPI_RMA_PROGRESS_EVERY", 16).max(1))
 }
 
+/// Starts operation `a` on window `w` (the runtime and the window registry held).
 fn issue(
     function: &str,
     rt: &mut Runtime,
@@ -484,81 +487,79 @@ fn issue(
     a: Access,
     request: bool,
 ) -> MpiResult<Option<ReqId>> {
-    {
-        let user = request.then(|| rt.st.requests.insert(Request::new(ReqKind::Coll)));
-        if a.target == PROC_NULL {
+    let user = request.then(|| rt.st.requests.insert(Request::new(ReqKind::Coll)));
+    if a.target == PROC_NULL {
+        if let Some(u) = user {
+            rt.st.requests.get_mut(u).expect("just inserted").complete = true;
+        }
+        return Ok(user);
+    }
+    let (head, runs) = describe_access(function, w, &a)?;
+    let result_range = a.result.as_ref().map(UserBuf::address_range);
+    let result_busy = result_range.as_ref().is_some_and(|r| w.results.overlaps(r));
+    let base = w.direct.as_ref().and_then(|d| d.bases[a.target as usize]);
+    if let Some(base) = base {
+        let idle = w.pending.is_empty();
+        if direct::copy_direct(base, &head, &runs, &a, idle, !result_busy) {
             if let Some(u) = user {
                 rt.st.requests.get_mut(u).expect("just inserted").complete = true;
             }
             return Ok(user);
         }
-        let (head, runs) = describe_access(function, w, &a)?;
-        let result_range = a.result.as_ref().map(UserBuf::address_range);
-        let result_busy = result_range.as_ref().is_some_and(|r| w.results.overlaps(r));
-        let base = w.direct.as_ref().and_then(|d| d.bases[a.target as usize]);
-        if let Some(base) = base {
-            let idle = w.pending.is_empty();
-            if direct::copy_direct(base, &head, &runs, &a, idle, !result_busy) {
-                if let Some(u) = user {
-                    rt.st.requests.get_mut(u).expect("just inserted").complete = true;
-                }
-                return Ok(user);
-            }
-        }
-        let mut head = head;
-        if head.kind == Kind::Put && head.len > inline_max() && runs.len() <= 1 {
-            head.kind = Kind::PutStream;
-        }
-        let mut msg = head.encode(&runs);
-        let data = match head.kind {
-            Kind::Get | Kind::PutStream => [&None, &None],
-            _ => [&a.origin, &a.compare],
-        };
-        for b in data.into_iter().flatten() {
-            let at = msg.len();
-            msg.resize(at + b.bytes() as usize, 0);
-            b.pack_into(0, &mut msg[at..]);
-        }
-        // A result overlapping an outstanding one's lands in staging bytes, copied out
-        // in order by `reap`.
-        let staged = a
-            .result
-            .clone()
-            .filter(|_| result_busy)
-            .map(|user| (vec![0u8; user.bytes() as usize], user));
-        let reply = match (&staged, a.result) {
-            (Some((bytes, _)), _) => userbuf::bytes(bytes.as_ptr() as usize, bytes.len()),
-            (None, Some(r)) => r,
-            (None, None) => userbuf::bytes(0, 0),
-        };
-        let reply = Some(rt.irecv(function, w.comm, reply, a.target, head.reply_tag)?);
-        let send = send_request(rt, w, function, a.target, &msg)?;
-        let data = match (head.kind, a.origin) {
-            (Kind::PutStream, Some(origin)) => Some(rt.isend(
-                function,
-                w.comm,
-                origin,
-                a.target,
-                TAG_DATA,
-                SendMode::Standard,
-            )?),
-            _ => None,
-        };
-        let fetch = result_range
-            .and_then(|r| w.results.insert(r))
-            .map(|(key, _)| Fetch { key, staged });
-        w.pending.push_back(Pending {
-            target: a.target,
-            send,
-            data,
-            reply,
-            _msg: msg,
-            user,
-            fetch,
-        });
-        note_pending(w);
-        Ok(user)
     }
+    let mut head = head;
+    if head.kind == Kind::Put && head.len > inline_max() && runs.len() <= 1 {
+        head.kind = Kind::PutStream;
+    }
+    let mut msg = head.encode(&runs);
+    let data = match head.kind {
+        Kind::Get | Kind::PutStream => [&None, &None],
+        _ => [&a.origin, &a.compare],
+    };
+    for b in data.into_iter().flatten() {
+        let at = msg.len();
+        msg.resize(at + b.bytes() as usize, 0);
+        b.pack_into(0, &mut msg[at..]);
+    }
+    // A result overlapping an outstanding one's lands in staging bytes, copied out
+    // in order by `reap`.
+    let staged = a
+        .result
+        .clone()
+        .filter(|_| result_busy)
+        .map(|user| (vec![0u8; user.bytes() as usize], user));
+    let reply = match (&staged, a.result) {
+        (Some((bytes, _)), _) => userbuf::bytes(bytes.as_ptr() as usize, bytes.len()),
+        (None, Some(r)) => r,
+        (None, None) => userbuf::bytes(0, 0),
+    };
+    let reply = Some(rt.irecv(function, w.comm, reply, a.target, head.reply_tag)?);
+    let send = send_request(rt, w, function, a.target, &msg)?;
+    let data = match (head.kind, a.origin) {
+        (Kind::PutStream, Some(origin)) => Some(rt.isend(
+            function,
+            w.comm,
+            origin,
+            a.target,
+            TAG_DATA,
+            SendMode::Standard,
+        )?),
+        _ => None,
+    };
+    let fetch = result_range
+        .and_then(|r| w.results.insert(r))
+        .map(|key| Fetch { key, staged });
+    w.pending.push_back(Pending {
+        target: a.target,
+        send,
+        data,
+        reply,
+        _msg: msg,
+        user,
+        fetch,
+    });
+    note_pending(w);
+    Ok(user)
 }
 
 fn send_request(
